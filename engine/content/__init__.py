@@ -1,0 +1,1 @@
+"""The content repository: immutable FlowFile content appended into shared resource-claim files."""

@@ -1,0 +1,85 @@
+"""The FlowFile and the claims that point at its content.
+
+All three types are immutable: a change makes a new value (``FlowFile.evolve``), and the old
+one stays valid for whoever still holds it (provenance, a rolled-back session).
+"""
+
+from __future__ import annotations
+
+from typing import Mapping, NamedTuple
+
+__all__ = ["ResourceClaim", "ContentClaim", "FlowFile"]
+
+
+class ResourceClaim(NamedTuple):
+    """One physical file of the content repository: ``<container>/<section>/<identifier>``."""
+
+    container: str
+    section: int
+    identifier: str
+
+    def __str__(self) -> str:
+        return f"{self.container}/{self.section}/{self.identifier}"
+
+
+class ContentClaim(NamedTuple):
+    """A slice of a resource claim: the bytes ``[offset, offset + length)`` of that file."""
+
+    resource_claim: ResourceClaim
+    offset: int
+    length: int
+
+    def slice(self, offset: int, length: int) -> ContentClaim:
+        """Return the claim of ``length`` bytes starting ``offset`` bytes into this one (no copy)."""
+        if offset < 0 or length < 0 or offset + length > self.length:
+            raise ValueError(
+                f"slice [{offset}, {offset + length}) is outside the content's {self.length} bytes"
+            )
+        return ContentClaim(self.resource_claim, self.offset + offset, length)
+
+
+class FlowFile(NamedTuple):
+    """A FlowFile: attributes plus a pointer to immutable content.
+
+    ``id`` is the node-local sequence number used by the FlowFile repository; ``uuid`` is the
+    identity provenance and users see. Dates are milliseconds since the epoch.
+    ``lineage_start_index`` breaks ties between FlowFiles with the same lineage start date and
+    ``queue_date_index`` between those queued in the same millisecond, so orderings are total.
+    The attribute mapping must never be mutated: ``evolve`` makes a new one.
+    """
+
+    id: int
+    uuid: str
+    attributes: Mapping[str, str]
+    content_claim: ContentClaim | None
+    entry_date: int
+    lineage_start_date: int
+    lineage_start_index: int
+    last_queue_date: int = 0
+    queue_date_index: int = 0
+    penalty_expiration: int = 0
+
+    @property
+    def size(self) -> int:
+        """The content's length in bytes (0 without content)."""
+        claim = self.content_claim
+        return claim.length if claim is not None else 0
+
+    def evolve(self, **changes) -> FlowFile:
+        """Return a new version of this FlowFile with ``changes`` applied."""
+        return self._replace(**changes)
+
+    def with_attributes(
+        self, updates: Mapping[str, str] | None = None, removed: frozenset[str] | set[str] = frozenset()
+    ) -> FlowFile:
+        """Return a new version whose attributes have ``updates`` set and ``removed`` dropped."""
+        attributes = dict(self.attributes)
+        for key in removed:
+            attributes.pop(key, None)
+        if updates:
+            attributes.update(updates)
+        return self._replace(attributes=attributes)
+
+    def is_penalized(self, now_ms: int) -> bool:
+        """True while the FlowFile's penalty has not yet expired."""
+        return self.penalty_expiration > now_ms
