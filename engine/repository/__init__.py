@@ -1,0 +1,1 @@
+"""The FlowFile repository: FlowFile state made durable through the write-ahead log."""

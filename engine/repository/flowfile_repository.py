@@ -1,0 +1,154 @@
+"""The FlowFile repository: every FlowFile's latest state, durable through the write-ahead log."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable
+
+from engine.content.claims import ResourceClaimManager
+from engine.flowfile import FlowFile, ResourceClaim
+from engine.repository.records import FlowFileRecordSerde, RepositoryRecord
+from engine.repository.swap import SwapManager, SwapSummary
+from engine.wal import SyncPolicy, WriteAheadLog
+from engine.wal.log import CheckpointReport, RecoveryReport
+from engine.wal.serde import UpdateType
+
+__all__ = ["FlowFileRepository", "RecoveredFlowFiles"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RecoveredFlowFiles:
+    """The FlowFiles found at start-up, per queue, and the swap files of each queue."""
+
+    queues: dict[str, list[FlowFile]] = field(default_factory=dict)
+    swap_files: dict[str, list[tuple[str, SwapSummary]]] = field(default_factory=dict)
+    wal: RecoveryReport | None = None
+
+    @property
+    def flowfile_count(self) -> int:
+        """FlowFiles in memory plus those in swap files."""
+        in_memory = sum(len(flowfiles) for flowfiles in self.queues.values())
+        swapped = sum(summary.count for files in self.swap_files.values() for _, summary in files)
+        return in_memory + swapped
+
+
+class FlowFileRepository:
+    """Keeps FlowFile state in a write-ahead log and counts the content claims it references.
+
+    ``update`` takes the records of one session commit as one transaction. Content claims whose
+    last reference an update removes are released (through ``release_claims``) only after the
+    next checkpoint has made that removal durable.
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        claim_manager: ResourceClaimManager,
+        *,
+        sync_policy: SyncPolicy = SyncPolicy.GROUPED,
+        skip_corruption: bool = False,
+        release_claims: Callable[[list[ResourceClaim]], None] = lambda claims: None,
+    ) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.claim_manager = claim_manager
+        self.release_claims = release_claims
+        self.wal: WriteAheadLog[RepositoryRecord] = WriteAheadLog(
+            self.directory, FlowFileRecordSerde(), sync_policy=sync_policy, skip_corruption=skip_corruption
+        )
+        self.swap = SwapManager(self)
+        self._ids = itertools.count()
+        self._checkpoint_thread: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    @property
+    def sync_policy(self) -> SyncPolicy:
+        """The write-ahead log's sync policy."""
+        return self.wal.sync_policy
+
+    @property
+    def swap_locations(self) -> set[str]:
+        """Swap files the log knows of."""
+        return self.wal.swap_locations
+
+    def recover(self) -> RecoveredFlowFiles:
+        """Load the log, rebuild claimant counts, and return the FlowFiles per queue."""
+        report = self.wal.recover()
+        recovered = RecoveredFlowFiles(wal=report)
+        max_id = -1
+        claims = []
+        for record in self.wal.records.values():
+            flowfile = record.flowfile
+            recovered.queues.setdefault(record.queue_id, []).append(flowfile)
+            if flowfile.content_claim is not None:
+                claims.append(flowfile.content_claim.resource_claim)
+            max_id = max(max_id, flowfile.id)
+        for flowfiles in recovered.queues.values():
+            flowfiles.sort(key=lambda f: f.id)
+        self.claim_manager.increment_all(claims)
+        recovered.swap_files = self.swap.recover()
+        for files in recovered.swap_files.values():
+            for _, summary in files:
+                max_id = max(max_id, summary.max_id)
+                for claim, count in summary.claims.items():
+                    self.claim_manager.increment(claim, count)
+        self._ids = itertools.count(max_id + 1)
+        return recovered
+
+    def next_id(self) -> int:
+        """A FlowFile id never used before on this node."""
+        return next(self._ids)
+
+    def update(self, records: Iterable[RepositoryRecord], *, force_sync: bool = False) -> None:
+        """Write ``records`` as one transaction, then drop the claimants they gave up."""
+        records = list(records)
+        self.wal.update(records, force_sync=force_sync)
+        released = []
+        for record in records:
+            kind = record.update_type
+            original = record.original_claim
+            if original is None:
+                continue
+            if kind == UpdateType.DELETE or (
+                kind == UpdateType.UPDATE and record.flowfile.content_claim != original
+            ):
+                released.append(original.resource_claim)
+        if released:
+            self.claim_manager.decrement_all(released)
+
+    def checkpoint(self) -> CheckpointReport:
+        """Snapshot the log, then release the content claims the snapshot no longer references."""
+        report, destructible = self.wal.checkpoint(on_cut=self.claim_manager.drain_destructible)
+        if destructible:
+            self.release_claims(destructible)
+        return report
+
+    def live_flowfiles(self) -> list[tuple[str, FlowFile]]:
+        """(queue id, FlowFile) for every FlowFile held in memory by the log."""
+        return [(record.queue_id, record.flowfile) for record in list(self.wal.records.values())]
+
+    def start(self, checkpoint_interval: float) -> None:
+        """Checkpoint every ``checkpoint_interval`` seconds on a background thread."""
+        def run() -> None:
+            while not self._stop.wait(checkpoint_interval):
+                try:
+                    self.checkpoint()
+                except Exception:
+                    log.exception("FlowFile repository checkpoint failed; retrying at the next interval")
+
+        self._checkpoint_thread = threading.Thread(target=run, name="flowfile-checkpoint", daemon=True)
+        self._checkpoint_thread.start()
+
+    def close(self) -> None:
+        """Stop checkpointing, take a final checkpoint and close the log."""
+        self._stop.set()
+        if self._checkpoint_thread is not None:
+            self._checkpoint_thread.join()
+        self.checkpoint()
+        self.wal.close(checkpoint=False)

@@ -1,0 +1,170 @@
+"""Swap files: FlowFiles of a queue written out of memory, recorded in the write-ahead log.
+
+Layout of ``swap/<millis>-<queue id>-<uuid>.swap``::
+
+    b"FSSWAP1\\n"
+    u32 length, u32 CRC32, msgpack summary  {queue, count, bytes, max_id, claims, min_queue_date, total_queue_date}
+    u32 length, u32 CRC32, msgpack array of FlowFile wire records
+
+A swap file is written to ``.swap.part``, synced and renamed before the SWAP_OUT records reach
+the log (with a forced sync), so the log never names a swap file that is not whole. A ``.swap``
+file that the log does not name was written by a swap-out that never committed: it is ignored
+and removed at recovery, and its FlowFiles are still in the log's records.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import struct
+import time
+import uuid
+import zlib
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import msgpack
+
+from engine.flowfile import FlowFile, ResourceClaim
+from engine.fsutil import fsync_directory
+from engine.repository.records import FlowFileRecordSerde, RepositoryRecord
+from engine.wal.serde import UpdateType
+
+__all__ = ["SwapSummary", "SwapFileError", "SwapManager"]
+
+log = logging.getLogger(__name__)
+
+MAGIC = b"FSSWAP1\n"
+_FRAME = struct.Struct(">II")
+_serde = FlowFileRecordSerde()
+
+
+class SwapFileError(Exception):
+    """A swap file that is missing, unknown to the log, or damaged."""
+
+
+@dataclass(frozen=True)
+class SwapSummary:
+    """What a swap file holds, readable without loading its FlowFiles."""
+
+    queue_id: str
+    count: int
+    bytes: int
+    max_id: int
+    claims: dict[ResourceClaim, int]
+    min_queue_date: int
+    total_queue_date: int
+
+
+def _frame(payload: bytes) -> bytes:
+    return _FRAME.pack(len(payload), zlib.crc32(payload)) + payload
+
+
+def _read_frame(handle, path: Path) -> Any:
+    head = handle.read(_FRAME.size)
+    if len(head) < _FRAME.size:
+        raise SwapFileError(f"swap file {path} is truncated")
+    length, crc = _FRAME.unpack(head)
+    payload = handle.read(length)
+    if len(payload) < length or zlib.crc32(payload) != crc:
+        raise SwapFileError(f"swap file {path} is truncated or fails its checksum")
+    return msgpack.unpackb(payload, use_list=True, strict_map_key=False)
+
+
+class SwapManager:
+    """Writes, reads and recovers the swap files of a FlowFile repository."""
+
+    def __init__(self, repository) -> None:
+        self.repository = repository
+        self.directory = repository.directory / "swap"
+        self.directory.mkdir(parents=True, exist_ok=True)
+
+    def path(self, location: str) -> Path:
+        """The file of a swap location."""
+        return self.directory / location
+
+    def swap_out(self, queue_id: str, flowfiles: Sequence[FlowFile]) -> str:
+        """Write ``flowfiles`` of ``queue_id`` to a new swap file and log it; return its location."""
+        location = f"{int(time.time() * 1000)}-{queue_id}-{uuid.uuid4()}.swap"
+        part = self.directory / (location + ".part")
+        summary = self._summarize(queue_id, flowfiles)
+        body = [_serde.to_wire(RepositoryRecord(UpdateType.CREATE, flowfile, queue_id)) for flowfile in flowfiles]
+        with open(part, "wb") as handle:
+            handle.write(MAGIC)
+            handle.write(_frame(msgpack.packb(summary)))
+            handle.write(_frame(msgpack.packb(body)))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(part, self.path(location))
+        fsync_directory(self.directory)
+        records = [
+            RepositoryRecord(UpdateType.SWAP_OUT, flowfile, queue_id, swap_location=location) for flowfile in flowfiles
+        ]
+        self.repository.update(records, force_sync=True)
+        return location
+
+    def swap_in(self, location: str) -> list[FlowFile]:
+        """Load the FlowFiles of a swap file back into the log's records and remove the file."""
+        if location not in self.repository.swap_locations:
+            raise SwapFileError(f"swap file {location} is not known to the FlowFile repository")
+        path = self.path(location)
+        with open(path, "rb") as handle:
+            if handle.read(len(MAGIC)) != MAGIC:
+                raise SwapFileError(f"{path} is not a swap file")
+            summary = _read_frame(handle, path)
+            body = _read_frame(handle, path)
+        queue_id = summary["queue"]
+        flowfiles = [_serde.from_wire(wire, _serde.version).flowfile for wire in body]
+        self.repository.update(
+            [RepositoryRecord(UpdateType.SWAP_IN, flowfile, queue_id, swap_location=location) for flowfile in flowfiles],
+            force_sync=True,
+        )
+        path.unlink()
+        return flowfiles
+
+    def read_summary(self, location: str) -> SwapSummary:
+        """The summary of a swap file, without its FlowFiles."""
+        path = self.path(location)
+        try:
+            with open(path, "rb") as handle:
+                if handle.read(len(MAGIC)) != MAGIC:
+                    raise SwapFileError(f"{path} is not a swap file")
+                raw = _read_frame(handle, path)
+        except FileNotFoundError:
+            raise SwapFileError(f"swap file {path} named by the FlowFile repository is missing") from None
+        claims = {ResourceClaim(c, s, i): n for (c, s, i, n) in raw["claims"]}
+        return SwapSummary(
+            raw["queue"], raw["count"], raw["bytes"], raw["max_id"], claims, raw["min_queue_date"], raw["total_queue_date"]
+        )
+
+    def recover(self) -> dict[str, list[tuple[str, SwapSummary]]]:
+        """Summaries of the logged swap files per queue (oldest first); drops strays and parts."""
+        known = self.repository.swap_locations
+        by_queue: dict[str, list[tuple[str, SwapSummary]]] = {}
+        for entry in sorted(self.directory.iterdir()):
+            if entry.name.endswith(".swap.part"):
+                log.info("removing %s, left by a swap-out that never finished", entry)
+                entry.unlink()
+            elif entry.name.endswith(".swap") and entry.name not in known:
+                log.warning("removing swap file %s: the FlowFile repository never recorded it", entry)
+                entry.unlink()
+        for location in sorted(known):
+            summary = self.read_summary(location)
+            by_queue.setdefault(summary.queue_id, []).append((location, summary))
+        return by_queue
+
+    @staticmethod
+    def _summarize(queue_id: str, flowfiles: Sequence[FlowFile]) -> dict[str, Any]:
+        claims = Counter(f.content_claim.resource_claim for f in flowfiles if f.content_claim is not None)
+        queue_dates = [f.last_queue_date for f in flowfiles]
+        return {
+            "queue": queue_id,
+            "count": len(flowfiles),
+            "bytes": sum(f.size for f in flowfiles),
+            "max_id": max((f.id for f in flowfiles), default=-1),
+            "claims": [(rc.container, rc.section, rc.identifier, n) for rc, n in claims.items()],
+            "min_queue_date": min(queue_dates, default=0),
+            "total_queue_date": sum(queue_dates),
+        }

@@ -1,0 +1,519 @@
+"""ProcessSession: get, create, clone, read, write, route and drop FlowFiles; commit or roll back.
+
+Commit order (each step only after the previous one succeeded):
+
+1. check that every FlowFile has a destination (a relationship with connections, an
+   auto-terminated one, or removal) and clone for each extra connection of a relationship;
+2. sync the content written in the session (``always`` and ``grouped`` policies), so that the
+   log never names content that could be lost;
+3. register the provenance events;
+4. write one FlowFile-repository transaction holding every change;
+5. hand the FlowFiles to their destination queues;
+6. acknowledge the FlowFiles taken from the incoming queues.
+
+A failure before step 4 completes rolls the session back; after a crash the transaction is
+either wholly in the FlowFile repository or wholly absent from it.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import time
+import uuid as uuid_module
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, BinaryIO, Callable, Iterable, Mapping, Sequence
+
+from engine.flowfile import ContentClaim, FlowFile
+from engine.provenance.event import CREATION_TYPES, ProvenanceEvent, ProvenanceEventType as E
+from engine.queue import FlowFileQueue
+from engine.repository.records import RepositoryRecord
+from engine.session.component import SessionComponent
+from engine.session.reporter import ProvenanceReporter, _diff
+from engine.wal import SyncPolicy
+
+if TYPE_CHECKING:
+    from engine.storage import NodeStorage
+
+__all__ = ["ProcessSession", "FlowFileHandlingError"]
+
+#: Breaks ties between FlowFiles queued in the same millisecond.
+_queue_date_index = itertools.count()
+
+_IMMUTABLE_ATTRIBUTES = frozenset({"uuid"})
+_KEEP_AS_REPORTED = frozenset({E.SEND, E.UPLOAD, E.CLONE})
+ALTERNATE_IDENTIFIER = "alternate.identifier"
+DISCARD_REASON = "discard.reason"
+
+
+class FlowFileHandlingError(Exception):
+    """A FlowFile was used in a way the session cannot honour (unknown, stale, unrouted...)."""
+
+
+@dataclass
+class _Record:
+    """The session's view of one FlowFile: where it came from and what it has become."""
+
+    original: FlowFile | None
+    current: FlowFile
+    source: FlowFileQueue | None = None
+    relationship: str | None = None
+    transferred: bool = False
+    removed: bool = False
+    owned_claim: ContentClaim | None = None
+    parents: tuple[FlowFile, ...] = ()
+
+
+@dataclass
+class _Held:
+    event: ProvenanceEvent
+    enrich: bool
+
+
+@dataclass
+class _Checkpoint:
+    """Everything a commit writes, worked out before anything is written."""
+
+    wal: list[RepositoryRecord] = field(default_factory=list)
+    enqueue: dict[FlowFileQueue, list[FlowFile]] = field(default_factory=lambda: defaultdict(list))
+    events: list[ProvenanceEvent] = field(default_factory=list)
+    drop_events: list[ProvenanceEvent] = field(default_factory=list)
+    discarded_claims: list[ContentClaim] = field(default_factory=list)
+    clones: list[_Record] = field(default_factory=list)
+
+
+class ProcessSession:
+    """One unit of work of one component over FlowFiles (NiFi's ProcessSession).
+
+    FlowFiles are immutable: every method that changes one returns its new version, and later
+    calls must pass that latest version.
+    """
+
+    def __init__(self, storage: NodeStorage, component: SessionComponent) -> None:
+        self.storage = storage
+        self.component = component
+        self.provenance = ProvenanceReporter(self)
+        self._records: dict[int, _Record] = {}
+        self._held: list[_Held] = []
+        self._started = time.monotonic()
+
+    # -- taking and making FlowFiles ------------------------------------------------------
+
+    def get(self) -> FlowFile | None:
+        """The next FlowFile from the incoming queues, or None when they are empty."""
+        batch = self.get_batch(1)
+        return batch[0] if batch else None
+
+    def get_batch(self, max_count: int) -> list[FlowFile]:
+        """Up to ``max_count`` FlowFiles from the incoming queues."""
+        taken = []
+        for queue, flowfiles in self.component.poll_incoming(max_count):
+            for flowfile in flowfiles:
+                self._records[flowfile.id] = _Record(flowfile, flowfile, queue)
+                taken.append(flowfile)
+        return taken
+
+    def create(self, parents: FlowFile | Sequence[FlowFile] | None = None) -> FlowFile:
+        """A new FlowFile without content; with parents it inherits their attributes and lineage.
+
+        One parent records a FORK at commit, several a JOIN.
+        """
+        if isinstance(parents, FlowFile):
+            parents = (parents,)
+        parents = tuple(self._require_current(p) for p in parents or ())
+        now = _now_ms()
+        new_id = self.storage.flowfiles.next_id()
+        new_uuid = str(uuid_module.uuid4())
+        if parents:
+            attributes = _common_attributes(parents)
+            oldest = min(parents, key=lambda p: (p.lineage_start_date, p.lineage_start_index))
+            lineage = (oldest.lineage_start_date, oldest.lineage_start_index)
+        else:
+            attributes = {"filename": new_uuid, "path": "./"}
+            lineage = (now, new_id)
+        attributes["uuid"] = new_uuid
+        flowfile = FlowFile(new_id, new_uuid, attributes, None, now, lineage[0], lineage[1])
+        self._records[new_id] = _Record(None, flowfile, parents=parents)
+        return flowfile
+
+    def clone(self, flowfile: FlowFile, offset: int | None = None, size: int | None = None) -> FlowFile:
+        """A copy sharing the content (no bytes copied); with ``offset``/``size`` a slice of it.
+
+        A whole clone records CLONE, a slice FORK.
+        """
+        flowfile = self._require_current(flowfile)
+        claim = flowfile.content_claim
+        if offset is not None or size is not None:
+            if claim is None:
+                if offset or size:
+                    raise FlowFileHandlingError(f"cannot slice FlowFile {flowfile.uuid}: it has no content")
+            else:
+                claim = claim.slice(offset or 0, flowfile.size - (offset or 0) if size is None else size)
+        new_id = self.storage.flowfiles.next_id()
+        new_uuid = str(uuid_module.uuid4())
+        attributes = dict(flowfile.attributes)
+        attributes["uuid"] = new_uuid
+        child = flowfile._replace(id=new_id, uuid=new_uuid, attributes=attributes, content_claim=claim,
+                                  entry_date=_now_ms(), penalty_expiration=0)
+        if claim is not None:
+            self.storage.claims.increment(claim.resource_claim)
+        whole = offset is None and size is None
+        self._records[new_id] = _Record(None, child, owned_claim=claim, parents=() if whole else (flowfile,))
+        if whole:
+            event = self._generated(E.CLONE, flowfile, parent_uuids=(flowfile.uuid,), child_uuids=(new_uuid,))
+            self._hold(self.provenance._snapshot(event, flowfile), enrich=False)
+        return child
+
+    # -- content --------------------------------------------------------------------------
+
+    def read(self, flowfile: FlowFile) -> BinaryIO:
+        """A stream over the FlowFile's content (empty without content); close it when done."""
+        flowfile = self._require_current(flowfile)
+        if flowfile.content_claim is None:
+            return io.BytesIO(b"")
+        return self.storage.content.open_reader(flowfile.content_claim)
+
+    def read_bytes(self, flowfile: FlowFile) -> bytes:
+        """The FlowFile's whole content (for small contents only)."""
+        with self.read(flowfile) as stream:
+            return stream.read()
+
+    def write(self, flowfile: FlowFile, callback: Callable[[BinaryIO], None]) -> FlowFile:
+        """Replace the content with what ``callback`` writes to the stream it is given."""
+        record = self._record_of(flowfile)
+        writer = self.storage.content.open_writer()
+        try:
+            callback(writer)
+        except BaseException:
+            writer.abort()
+            raise
+        return self._replace_claim(record, writer.close())
+
+    def write_bytes(self, flowfile: FlowFile, data: bytes) -> FlowFile:
+        """Replace the content with ``data``."""
+        return self.write(flowfile, lambda out: out.write(data))
+
+    def modify(self, flowfile: FlowFile, callback: Callable[[BinaryIO, BinaryIO], None]) -> FlowFile:
+        """Replace the content with what ``callback(input, output)`` makes of the old content."""
+        with self.read(flowfile) as source:
+            return self.write(flowfile, lambda out: callback(source, out))
+
+    def _replace_claim(self, record: _Record, claim: ContentClaim) -> FlowFile:
+        if record.owned_claim is not None:
+            # An intermediate content of this session: nobody else can reference it.
+            self.storage.claims.decrement(record.owned_claim.resource_claim)
+        record.owned_claim = claim
+        record.current = record.current._replace(content_claim=claim)
+        return record.current
+
+    # -- attributes, routing, removal -----------------------------------------------------
+
+    def put_attribute(self, flowfile: FlowFile, key: str, value: str) -> FlowFile:
+        """Set one attribute (``uuid`` cannot be changed)."""
+        return self.put_all_attributes(flowfile, {key: value})
+
+    def put_all_attributes(self, flowfile: FlowFile, attributes: Mapping[str, str]) -> FlowFile:
+        """Set several attributes (``uuid`` cannot be changed)."""
+        record = self._record_of(flowfile)
+        updates = {k: str(v) for k, v in attributes.items() if k not in _IMMUTABLE_ATTRIBUTES}
+        record.current = record.current.with_attributes(updates)
+        return record.current
+
+    def remove_attribute(self, flowfile: FlowFile, key: str) -> FlowFile:
+        """Remove one attribute."""
+        return self.remove_all_attributes(flowfile, (key,))
+
+    def remove_all_attributes(self, flowfile: FlowFile, keys: Iterable[str]) -> FlowFile:
+        """Remove several attributes (``uuid`` stays)."""
+        record = self._record_of(flowfile)
+        record.current = record.current.with_attributes(removed=set(keys) - _IMMUTABLE_ATTRIBUTES)
+        return record.current
+
+    def penalize(self, flowfile: FlowFile) -> FlowFile:
+        """Keep the FlowFile from being processed again for the component's penalty duration."""
+        record = self._record_of(flowfile)
+        expiry = _now_ms() + int(self.component.penalty_duration * 1000)
+        record.current = record.current._replace(penalty_expiration=expiry)
+        return record.current
+
+    def transfer(self, flowfile: FlowFile, relationship: str | None = None) -> None:
+        """Send the FlowFile to ``relationship``; without one, back to the queue it came from."""
+        record = self._record_of(flowfile)
+        if relationship is None and record.source is None:
+            raise FlowFileHandlingError(
+                f"FlowFile {flowfile.uuid} was created in this session and has no queue to go back to"
+            )
+        if relationship is not None and relationship not in self.component.outgoing \
+                and relationship not in self.component.auto_terminated:
+            raise FlowFileHandlingError(
+                f"{self.component.component_type} {self.component.identifier} has no relationship {relationship!r}"
+            )
+        record.relationship = relationship
+        record.transferred = True
+        record.removed = False
+
+    def remove(self, flowfile: FlowFile) -> None:
+        """Drop the FlowFile (a DROP event records it, with its ``discard.reason`` attribute)."""
+        record = self._record_of(flowfile)
+        record.removed = True
+        record.transferred = False
+
+    # -- commit and rollback --------------------------------------------------------------
+
+    def commit(self) -> None:
+        """Make every change of the session durable and visible at once (see the module docstring)."""
+        storage = self.storage
+        checkpoint = _Checkpoint()
+        try:
+            self._plan(checkpoint)
+            if storage.flowfiles.sync_policy is not SyncPolicy.OS:
+                written = {r.owned_claim.resource_claim for r in self._all_records(checkpoint) if r.owned_claim}
+                if written:
+                    storage.content.sync(written)
+            events = checkpoint.events + checkpoint.drop_events
+            if events:
+                storage.provenance.register_events(events)
+            if checkpoint.wal:
+                storage.flowfiles.update(checkpoint.wal)
+        except BaseException:
+            for clone in checkpoint.clones:
+                if clone.owned_claim is not None:
+                    storage.claims.decrement(clone.owned_claim.resource_claim)
+            self.rollback()
+            raise
+        for queue, flowfiles in checkpoint.enqueue.items():
+            queue.put_all(flowfiles)
+        if checkpoint.discarded_claims:
+            storage.claims.decrement_all(claim.resource_claim for claim in checkpoint.discarded_claims)
+        self._acknowledge()
+        self._reset()
+
+    def rollback(self, penalize: bool = False) -> None:
+        """Undo the session: FlowFiles go back to their queues as they were, new content is dropped."""
+        claims = self.storage.claims
+        for record in self._records.values():
+            if record.owned_claim is not None:
+                claims.decrement(record.owned_claim.resource_claim)
+        requeue: dict[FlowFileQueue, list[FlowFile]] = defaultdict(list)
+        expiry = _now_ms() + int(self.component.penalty_duration * 1000)
+        for record in self._records.values():
+            if record.original is not None:
+                original = record.original
+                if penalize:
+                    original = original._replace(penalty_expiration=expiry)
+                requeue[record.source].append(original)
+        for queue, flowfiles in requeue.items():
+            queue.put_all(flowfiles)
+        self._acknowledge()
+        self._reset()
+
+    def _acknowledge(self) -> None:
+        taken: dict[FlowFileQueue, list[FlowFile]] = defaultdict(list)
+        for record in self._records.values():
+            if record.original is not None:
+                taken[record.source].append(record.original)
+        for queue, flowfiles in taken.items():
+            queue.acknowledge(flowfiles)
+
+    def _reset(self) -> None:
+        self._records = {}
+        self._held = []
+        self._started = time.monotonic()
+
+    def _all_records(self, checkpoint: _Checkpoint) -> Iterable[_Record]:
+        yield from self._records.values()
+        yield from checkpoint.clones
+
+    def _plan(self, checkpoint: _Checkpoint) -> None:
+        """Work out the log records, queue hand-offs and provenance events of a commit."""
+        component = self.component
+        now = _now_ms()
+        duration = int((time.monotonic() - self._started) * 1000)
+        for record in list(self._records.values()):
+            if not record.transferred and not record.removed:
+                raise FlowFileHandlingError(
+                    f"FlowFile {record.current.uuid} was neither transferred nor removed by "
+                    f"{component.component_type} {component.identifier}"
+                )
+            if record.removed:
+                self._plan_drop(record, checkpoint, now, None)
+                continue
+            if record.relationship is None:
+                queues = [record.source]
+            else:
+                queues = list(component.outgoing.get(record.relationship, ()))
+                if not queues:
+                    if record.relationship in component.auto_terminated:
+                        self._plan_drop(record, checkpoint, now, record.relationship)
+                        continue
+                    raise FlowFileHandlingError(
+                        f"relationship {record.relationship!r} of {component.component_type} "
+                        f"{component.identifier} is neither connected nor auto-terminated"
+                    )
+            self._plan_transfer(record, queues[0], checkpoint, now)
+            for extra in queues[1:]:
+                clone = self._clone_for(record, checkpoint, duration)
+                self._plan_transfer(clone, extra, checkpoint, now)
+        checkpoint.events = self._plan_events(checkpoint, duration)
+
+    def _plan_transfer(self, record: _Record, queue: FlowFileQueue, checkpoint: _Checkpoint, now: int) -> None:
+        flowfile = record.current._replace(last_queue_date=now, queue_date_index=next(_queue_date_index))
+        record.current = flowfile
+        if record.original is None:
+            checkpoint.wal.append(RepositoryRecord.create(flowfile, queue.identifier))
+        else:
+            checkpoint.wal.append(RepositoryRecord.update(flowfile, queue.identifier, record.original.content_claim))
+        checkpoint.enqueue[queue].append(flowfile)
+
+    def _plan_drop(self, record: _Record, checkpoint: _Checkpoint, now: int, relationship: str | None) -> None:
+        if record.original is not None:
+            checkpoint.wal.append(RepositoryRecord.delete(record.original))
+            if record.owned_claim is not None:
+                checkpoint.discarded_claims.append(record.owned_claim)
+        elif record.owned_claim is not None:
+            checkpoint.discarded_claims.append(record.owned_claim)
+        if record.original is None and relationship is None:
+            return  # created and removed in the same session: it never existed for anyone else
+        flowfile = record.current
+        if relationship is not None:
+            details = f"Auto-Terminated by {relationship} Relationship"
+        else:
+            details = flowfile.attributes.get(DISCARD_REASON)
+        checkpoint.drop_events.append(self._complete(self._generated(E.DROP, flowfile, details=details), record, -1))
+
+    def _clone_for(self, source: _Record, checkpoint: _Checkpoint, duration: int) -> _Record:
+        """A clone of ``source`` for one more connection of its relationship (with its CLONE event)."""
+        flowfile = source.current
+        new_id = self.storage.flowfiles.next_id()
+        new_uuid = str(uuid_module.uuid4())
+        attributes = dict(flowfile.attributes)
+        attributes["uuid"] = new_uuid
+        child = flowfile._replace(id=new_id, uuid=new_uuid, attributes=attributes)
+        if child.content_claim is not None:
+            self.storage.claims.increment(child.content_claim.resource_claim)
+        record = _Record(None, child, owned_claim=child.content_claim)
+        checkpoint.clones.append(record)
+        event = self._generated(E.CLONE, flowfile, parent_uuids=(flowfile.uuid,), child_uuids=(new_uuid,))
+        checkpoint.events.append(self._complete(event, source, duration))
+        return record
+
+    def _plan_events(self, checkpoint: _Checkpoint, duration: int) -> list[ProvenanceEvent]:
+        by_uuid = {record.current.uuid: record for record in self._records.values()}
+        for clone in checkpoint.clones:
+            by_uuid[clone.current.uuid] = clone
+        events: list[ProvenanceEvent] = []
+        created: set[str] = set()
+        reported: set[str] = set()
+        forks: dict[str, list[str]] = defaultdict(list)
+        fork_parents: dict[str, FlowFile] = {}
+        for record in self._records.values():
+            if record.original is None and record.parents and not record.removed:
+                if len(record.parents) == 1:
+                    parent = record.parents[0]
+                    forks[parent.uuid].append(record.current.uuid)
+                    fork_parents[parent.uuid] = parent
+                else:
+                    events.append(self._complete(self._generated(
+                        E.JOIN, record.current, parent_uuids=tuple(p.uuid for p in record.parents),
+                        child_uuids=(record.current.uuid,)), record, duration))
+                created.add(record.current.uuid)
+        for parent_uuid, children in forks.items():
+            parent_record = by_uuid.get(parent_uuid)
+            event = self._generated(E.FORK, fork_parents[parent_uuid], parent_uuids=(parent_uuid,),
+                                    child_uuids=tuple(children))
+            events.append(self._complete(event, parent_record, duration) if parent_record else event)
+        for held in self._held:
+            event = held.event
+            record = by_uuid.get(event.flowfile_uuid)
+            if event.event_type in CREATION_TYPES:
+                created.add(event.flowfile_uuid)
+                created.update(event.child_uuids)
+            reported.add(event.flowfile_uuid)
+            if record is not None and record.removed and record.original is None:
+                continue  # the FlowFile never left the session
+            if held.enrich and record is not None:
+                event = self._complete(event, record, duration)
+            events.append(event)
+        events.extend(checkpoint.events)  # commit-time CLONE events
+        created.update(uuid for event in checkpoint.events for uuid in event.child_uuids)
+        for record in self._records.values():
+            flowfile = record.current
+            if record.removed and record.original is None:
+                continue
+            if record.original is None:
+                if flowfile.uuid not in created:
+                    events.append(self._complete(self._generated(E.CREATE, flowfile), record, duration))
+                    reported.add(flowfile.uuid)
+                continue
+            content_changed = flowfile.content_claim != record.original.content_claim
+            if content_changed and flowfile.uuid not in reported:
+                events.append(self._complete(self._generated(E.CONTENT_MODIFIED, flowfile), record, duration))
+                reported.add(flowfile.uuid)
+            elif flowfile.uuid not in reported and _diff(record.original.attributes, flowfile.attributes):
+                events.append(self._complete(self._generated(E.ATTRIBUTES_MODIFIED, flowfile), record, duration))
+                reported.add(flowfile.uuid)
+        for record in self._records.values():
+            flowfile = record.current
+            before = record.original.attributes.get(ALTERNATE_IDENTIFIER) if record.original else None
+            after = flowfile.attributes.get(ALTERNATE_IDENTIFIER)
+            if after and after != before and not (record.removed and record.original is None):
+                events.append(self._complete(
+                    self._generated(E.ASSOCIATE, flowfile, alternate_identifier=after), record, duration))
+        return events
+
+    def _generated(self, event_type: E, flowfile: FlowFile, **fields) -> ProvenanceEvent:
+        component = self.component
+        return ProvenanceEvent(
+            event_type, _now_ms(), flowfile.uuid, component.identifier, component.component_type,
+            entry_date=flowfile.entry_date, lineage_start_date=flowfile.lineage_start_date, **fields,
+        )
+
+    def _complete(self, event: ProvenanceEvent, record: _Record, duration: int) -> ProvenanceEvent:
+        """Fill in an event with the committed state of its FlowFile."""
+        flowfile = record.current
+        original = record.original
+        before = original.attributes if original is not None else {}
+        return event._replace(
+            entry_date=flowfile.entry_date,
+            lineage_start_date=flowfile.lineage_start_date,
+            previous_attributes=dict(before),
+            updated_attributes=_diff(before, flowfile.attributes),
+            previous_content_claim=original.content_claim if original is not None else None,
+            content_claim=flowfile.content_claim,
+            source_queue_id=record.source.identifier if record.source is not None else None,
+            duration=event.duration if event.duration >= 0 else duration,
+        )
+
+    # -- bookkeeping used by the reporter -------------------------------------------------
+
+    def _hold(self, event: ProvenanceEvent, *, enrich: bool = True) -> None:
+        self._held.append(_Held(event, enrich))
+
+    def _record_of(self, flowfile: FlowFile) -> _Record:
+        record = self._records.get(flowfile.id)
+        if record is None:
+            raise FlowFileHandlingError(f"FlowFile {flowfile.uuid} does not belong to this session")
+        if record.current is not flowfile and record.current != flowfile:
+            raise FlowFileHandlingError(
+                f"FlowFile {flowfile.uuid} is not the latest version: use the one the last call returned"
+            )
+        return record
+
+    def _require_current(self, flowfile: FlowFile) -> FlowFile:
+        return self._record_of(flowfile).current
+
+    def _original_of(self, flowfile: FlowFile) -> FlowFile | None:
+        return self._records[flowfile.id].original
+
+
+def _common_attributes(parents: Sequence[FlowFile]) -> dict[str, str]:
+    first = dict(parents[0].attributes)
+    for parent in parents[1:]:
+        other = parent.attributes
+        first = {k: v for k, v in first.items() if other.get(k) == v}
+    return first
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)

@@ -1,0 +1,80 @@
+"""A node's repositories, opened, recovered and closed together over one data directory.
+
+Data directory layout::
+
+    flowfile_repository/    snapshot, journals/, swap/
+    content_repository/     the default content container: <section>/<claim>, <section>/archive/
+    provenance_repository/  journals and time shards of provenance events
+
+Start-up order: the FlowFile repository recovers first (its snapshot and journals say which
+FlowFiles exist); claimant counts are rebuilt from the recovered FlowFiles and swap files;
+content that no FlowFile references (written by sessions that never committed) is collected;
+then the provenance repository recovers and the background work starts.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from engine.config import StorageConfig
+from engine.content.claims import ResourceClaimManager
+from engine.content.repository import ContentRepository
+from engine.provenance.repository import ProvenanceRepository
+from engine.repository.flowfile_repository import FlowFileRepository, RecoveredFlowFiles
+
+__all__ = ["NodeStorage"]
+
+log = logging.getLogger(__name__)
+
+
+class NodeStorage:
+    """The FlowFile, content and provenance repositories of one node, and their claim counts.
+
+    Use ``open()`` (or the context manager) to recover, and ``close()`` to checkpoint and stop.
+    """
+
+    def __init__(self, data_dir: str | Path, config: StorageConfig | None = None) -> None:
+        self.data_dir = Path(data_dir)
+        self.config = config or StorageConfig()
+        self.claims = ResourceClaimManager()
+        self.content = ContentRepository(
+            self.config.container_paths(self.data_dir), self.claims, self.config.content_repository
+        )
+        flowfile_config = self.config.flowfile_repository
+        self.flowfiles = FlowFileRepository(
+            self.data_dir / "flowfile_repository",
+            self.claims,
+            sync_policy=flowfile_config.sync_policy,
+            skip_corruption=flowfile_config.skip_corrupt_journal,
+            release_claims=self.content.release,
+        )
+        self.provenance = ProvenanceRepository(self.data_dir / "provenance_repository", self.config.provenance_repository)
+        self.recovered: RecoveredFlowFiles | None = None
+
+    def open(self, *, background: bool = True) -> RecoveredFlowFiles:
+        """Recover every repository; with ``background``, start checkpoints, cleanup and rollover."""
+        self.recovered = self.flowfiles.recover()
+        referenced = set(self.claims.counts())
+        orphans = self.content.collect_orphans(referenced)
+        if orphans:
+            log.info("collected %d content claim(s) that no committed FlowFile references", orphans)
+        self.provenance.open()
+        if background:
+            self.flowfiles.start(self.config.flowfile_repository.checkpoint_interval)
+            self.content.start()
+            self.provenance.start()
+        return self.recovered
+
+    def close(self) -> None:
+        """Checkpoint the FlowFile repository, release what it freed, and close everything."""
+        self.flowfiles.close()
+        self.provenance.close()
+        self.content.close()
+
+    def __enter__(self) -> NodeStorage:
+        self.open()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()

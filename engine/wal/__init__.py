@@ -1,0 +1,11 @@
+"""A generic write-ahead log: journals of transactions, snapshots, checkpoints and recovery.
+
+The FlowFile repository is built on it; it knows nothing of FlowFiles itself. See
+``docs/engine-storage.md`` for the on-disk formats and the guarantee of each sync policy.
+"""
+
+from engine.wal.log import SyncPolicy, WriteAheadLog
+from engine.wal.serde import SerDe, UpdateType
+from engine.wal.journal import JournalCorruptionError
+
+__all__ = ["SyncPolicy", "WriteAheadLog", "SerDe", "UpdateType", "JournalCorruptionError"]

@@ -1,0 +1,305 @@
+"""The write-ahead log: one journal transaction per update, periodic snapshots, recovery."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any, Callable, Generic, Iterable, TypeVar
+
+import msgpack
+
+from engine.fsutil import fsync_directory
+from engine.wal import snapshot as snapshots
+from engine.wal.journal import JournalReadResult, JournalWriter, encode_transaction, journal_path, list_journals, read_journal
+from engine.wal.serde import SerDe, UpdateType
+
+__all__ = ["SyncPolicy", "WriteAheadLog", "RecoveryReport", "CheckpointReport"]
+
+log = logging.getLogger(__name__)
+
+R = TypeVar("R")
+T = TypeVar("T")
+
+_STATE_TYPES = (UpdateType.CREATE, UpdateType.UPDATE)
+
+
+class SyncPolicy(str, Enum):
+    """When a committed transaction is forced to stable storage.
+
+    * ``always``: each update is synced before it returns; survives a power loss, one sync per
+      commit.
+    * ``grouped``: each update is synced before it returns, but commits that arrive while a sync
+      is running share the next one; the same guarantee as ``always`` at a fraction of the syncs.
+    * ``os``: each update is handed to the kernel before it returns and synced only at
+      checkpoints; survives a kill of the process, not a power loss or kernel crash.
+    """
+
+    ALWAYS = "always"
+    GROUPED = "grouped"
+    OS = "os"
+
+
+@dataclass
+class RecoveryReport:
+    """What recovery found."""
+
+    snapshot_records: int = 0
+    snapshot_max_txn_id: int = -1
+    journals: list[JournalReadResult] = field(default_factory=list)
+    transactions_replayed: int = 0
+    records: int = 0
+    swap_locations: int = 0
+    seconds: float = 0.0
+
+    @property
+    def torn_tails(self) -> list[JournalReadResult]:
+        """Journals whose tail was torn by a crash."""
+        return [journal for journal in self.journals if journal.torn_at is not None]
+
+
+@dataclass
+class CheckpointReport:
+    """What a checkpoint wrote."""
+
+    max_txn_id: int
+    records: int
+    swap_locations: int
+    journals_removed: int
+    seconds: float
+
+
+class _GroupSync:
+    """Lets concurrent committers share one sync: a leader syncs, followers wait for it."""
+
+    def __init__(self) -> None:
+        self.condition = threading.Condition(threading.Lock())
+        self.synced_txn = -1
+        self.syncing = False
+
+    def wait_durable(self, txn_id: int, wal: WriteAheadLog[Any]) -> None:
+        condition = self.condition
+        with condition:
+            while self.synced_txn < txn_id:
+                if self.syncing:
+                    condition.wait()
+                    continue
+                # The checkpoint swaps journals only while holding this condition with no sync
+                # running, so the journal and last id read here belong together.
+                journal = wal._journal
+                target = wal._last_written_txn
+                self.syncing = True
+                condition.release()
+                try:
+                    journal.sync()
+                finally:
+                    condition.acquire()
+                    self.syncing = False
+                    condition.notify_all()
+                self.synced_txn = max(self.synced_txn, target)
+
+    def mark_synced(self, txn_id: int) -> None:
+        """Record (holding the condition) that everything up to ``txn_id`` is durable."""
+        self.synced_txn = max(self.synced_txn, txn_id)
+        self.condition.notify_all()
+
+
+class WriteAheadLog(Generic[R]):
+    """A write-ahead log of records keyed by id, plus a set of swap-file locations.
+
+    ``update`` appends one transaction and applies it to the in-memory state; ``checkpoint``
+    writes that state as a snapshot and drops the journals it covers; ``recover`` rebuilds the
+    state from the snapshot and the journals. Create it, call ``recover`` once, then update.
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        serde: SerDe[R],
+        *,
+        sync_policy: SyncPolicy = SyncPolicy.GROUPED,
+        skip_corruption: bool = False,
+    ) -> None:
+        self.directory = Path(directory)
+        self.journal_directory = self.directory / "journals"
+        self.serde = serde
+        self.sync_policy = SyncPolicy(sync_policy)
+        self.skip_corruption = skip_corruption
+        self.records: dict[int, R] = {}
+        self.swap_locations: set[str] = set()
+        self._write_lock = threading.Lock()
+        self._checkpoint_lock = threading.Lock()
+        self._group_sync = _GroupSync()
+        self._packer = msgpack.Packer()
+        self._journal: JournalWriter | None = None
+        self._next_txn_id = 0
+        self._last_written_txn = -1
+        self._closed = False
+
+    # -- recovery -------------------------------------------------------------------------
+
+    def recover(self) -> RecoveryReport:
+        """Rebuild the state from disk and open a new journal; call once, before any update."""
+        started = time.monotonic()
+        self.journal_directory.mkdir(parents=True, exist_ok=True)
+        report = RecoveryReport()
+        serde = self.serde
+        contents = snapshots.load_snapshot(self.directory)
+        if contents is not None:
+            report.snapshot_max_txn_id = contents.max_txn_id
+            report.snapshot_records = len(contents.records)
+            for wire in contents.records:
+                self._apply(serde.from_wire(wire, contents.serde_version))
+            self.swap_locations.update(contents.swap_locations)
+        max_txn = report.snapshot_max_txn_id
+        for first_txn, path in list_journals(self.journal_directory):
+            if first_txn <= report.snapshot_max_txn_id:
+                continue  # everything in it is already in the snapshot
+            result = JournalReadResult(path)
+            for txn_id, wire_records in read_journal(path, result, skip_corruption=self.skip_corruption):
+                if txn_id <= max_txn:
+                    continue
+                version = result.serde_version
+                for record in [serde.from_wire(wire, version) for wire in wire_records]:
+                    self._apply(record)
+                report.transactions_replayed += 1
+                max_txn = txn_id
+            report.journals.append(result)
+        self._next_txn_id = max_txn + 1
+        self._last_written_txn = max_txn
+        self._group_sync.synced_txn = max_txn
+        self._open_journal()
+        report.records = len(self.records)
+        report.swap_locations = len(self.swap_locations)
+        report.seconds = time.monotonic() - started
+        if report.torn_tails or any(j.skipped_corruption_at is not None for j in report.journals):
+            # Fold the damaged journals into a fresh snapshot so that the next start does not
+            # meet them again (and does not need the skip option a second time).
+            self.checkpoint()
+        return report
+
+    def _open_journal(self) -> None:
+        txn = self._next_txn_id
+        while journal_path(self.journal_directory, txn).exists():
+            txn += 1
+        self._journal = JournalWriter(journal_path(self.journal_directory, txn), self.serde.name, self.serde.version)
+        fsync_directory(self.journal_directory)
+
+    # -- updates --------------------------------------------------------------------------
+
+    def _apply(self, record: R) -> None:
+        serde = self.serde
+        kind = serde.update_type(record)
+        if kind in _STATE_TYPES:
+            self.records[serde.record_id(record)] = record
+        elif kind == UpdateType.DELETE:
+            self.records.pop(serde.record_id(record), None)
+        elif kind == UpdateType.SWAP_OUT:
+            self.records.pop(serde.record_id(record), None)
+            self.swap_locations.add(serde.swap_location(record))
+        elif kind == UpdateType.SWAP_IN:
+            self.records[serde.record_id(record)] = record
+            self.swap_locations.discard(serde.swap_location(record))
+        elif kind == UpdateType.SWAP_FILE_DELETED:
+            self.swap_locations.discard(serde.swap_location(record))
+        elif kind == UpdateType.SWAP_FILE_RENAMED:
+            self.swap_locations.discard(serde.original_swap_location(record))
+            self.swap_locations.add(serde.swap_location(record))
+
+    def update(self, records: Iterable[R], *, force_sync: bool = False) -> int:
+        """Append ``records`` as one transaction, apply them, and return its id.
+
+        The transaction is durable as the sync policy promises when this returns;
+        ``force_sync`` makes it durable against power loss whatever the policy (swapping uses it).
+        """
+        records = list(records)
+        to_wire = self.serde.to_wire
+        payload = msgpack.packb([to_wire(record) for record in records])
+        policy = self.sync_policy
+        with self._write_lock:
+            if self._closed:
+                raise RuntimeError("the write-ahead log is closed")
+            txn_id = self._next_txn_id
+            self._journal.append(encode_transaction(txn_id, payload))
+            self._next_txn_id = txn_id + 1
+            self._last_written_txn = txn_id
+            for record in records:
+                self._apply(record)
+            if policy is SyncPolicy.ALWAYS:
+                self._journal.sync()
+                self._group_sync.synced_txn = txn_id
+                return txn_id
+        if policy is SyncPolicy.GROUPED or force_sync:
+            self._group_sync.wait_durable(txn_id, self)
+        return txn_id
+
+    # -- checkpoints ----------------------------------------------------------------------
+
+    def checkpoint(self, on_cut: Callable[[], T] | None = None) -> tuple[CheckpointReport, T | None]:
+        """Write a snapshot of the current state and remove the journals it covers.
+
+        ``on_cut`` runs while updates are held, at the exact point the snapshot describes; what
+        it returns is handed back once the snapshot is durable (the FlowFile repository uses it
+        to release content claims only then).
+        """
+        started = time.monotonic()
+        with self._checkpoint_lock:
+            with self._write_lock:
+                condition = self._group_sync.condition
+                with condition:
+                    while self._group_sync.syncing:
+                        condition.wait()
+                    old_journal = self._journal
+                    old_journal.close()
+                    self._group_sync.mark_synced(self._last_written_txn)
+                max_txn_id = self._next_txn_id - 1
+                records = list(self.records.values())
+                swap_locations = set(self.swap_locations)
+                token = on_cut() if on_cut is not None else None
+                self._open_journal()
+                current_journal = self._journal.path
+            to_wire = self.serde.to_wire
+            snapshots.write_partial(
+                self.directory,
+                (to_wire(record) for record in records),
+                swap_locations,
+                max_txn_id=max_txn_id,
+                record_count=len(records),
+                serde_name=self.serde.name,
+                serde_version=self.serde.version,
+            )
+            snapshots.promote_partial(self.directory)
+            removed = remove_covered_journals(self.journal_directory, keep=current_journal)
+        report = CheckpointReport(max_txn_id, len(records), len(swap_locations), removed, time.monotonic() - started)
+        log.debug("checkpoint: %s", report)
+        return report, token
+
+    def close(self, *, checkpoint: bool = True) -> None:
+        """Checkpoint (by default) and close the journal; no update is accepted afterwards."""
+        if self._closed:
+            return
+        if checkpoint:
+            self.checkpoint()
+        with self._write_lock:
+            self._closed = True
+            self._journal.close()
+
+    @property
+    def next_txn_id(self) -> int:
+        """The id the next transaction will get."""
+        return self._next_txn_id
+
+
+def remove_covered_journals(journal_directory: Path, keep: Path) -> int:
+    """Delete every journal but ``keep`` (all of them are covered by the new snapshot)."""
+    removed = 0
+    for _, path in list_journals(journal_directory):
+        if path != keep:
+            path.unlink()
+            removed += 1
+    if removed:
+        fsync_directory(journal_directory)
+    return removed

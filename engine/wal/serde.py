@@ -1,0 +1,51 @@
+"""How the write-ahead log sees the records it stores."""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Any, Protocol, TypeVar
+
+__all__ = ["UpdateType", "SerDe"]
+
+R = TypeVar("R")
+
+
+class UpdateType(IntEnum):
+    """What a record does to the log's state (NiFi's ``UpdateType``)."""
+
+    CREATE = 1
+    UPDATE = 2
+    DELETE = 3
+    SWAP_OUT = 4
+    SWAP_IN = 5
+    SWAP_FILE_DELETED = 6
+    SWAP_FILE_RENAMED = 7
+
+
+class SerDe(Protocol[R]):
+    """Turns records into msgpack-able "wire" values and back, and classifies them.
+
+    ``name`` and ``version`` are written into every journal and snapshot header so that a
+    reader knows how the records were encoded.
+    """
+
+    name: str
+    version: int
+
+    def to_wire(self, record: R) -> Any:
+        """A msgpack-serialisable value holding the whole record."""
+
+    def from_wire(self, wire: Any, version: int) -> R:
+        """The record written by ``to_wire`` under serde ``version``."""
+
+    def record_id(self, record: R) -> int | None:
+        """The identity of the record in the log's state (None for swap-file records)."""
+
+    def update_type(self, record: R) -> UpdateType:
+        """What the record does."""
+
+    def swap_location(self, record: R) -> str | None:
+        """The swap file a SWAP_* record names (its new name for a rename)."""
+
+    def original_swap_location(self, record: R) -> str | None:
+        """The former name of the swap file for SWAP_FILE_RENAMED records."""
