@@ -19,4 +19,6 @@ def fsync_directory(path: str | Path) -> None:
 
 def is_all_zero(data: bytes | memoryview) -> bool:
     """True when every byte of ``data`` is NUL (what a power loss leaves past a file's end)."""
+    if isinstance(data, memoryview):
+        data = data.tobytes()
     return not data or data.count(0) == len(data)

@@ -22,6 +22,7 @@ from engine.content.claims import ResourceClaimManager
 from engine.content.repository import ContentRepository
 from engine.provenance.repository import ProvenanceRepository
 from engine.repository.flowfile_repository import FlowFileRepository, RecoveredFlowFiles
+from engine.verify import Verification, verify
 
 __all__ = ["NodeStorage"]
 
@@ -65,6 +66,10 @@ class NodeStorage:
             self.content.start()
             self.provenance.start()
         return self.recovered
+
+    def verify(self) -> Verification:
+        """Check content existence and claimant counts (call while no session is open)."""
+        return verify(self.flowfiles, self.content, self.claims.counts())
 
     def close(self) -> None:
         """Checkpoint the FlowFile repository, release what it freed, and close everything."""

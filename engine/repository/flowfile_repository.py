@@ -77,9 +77,12 @@ class FlowFileRepository:
         """Swap files the log knows of."""
         return self.wal.swap_locations
 
-    def recover(self) -> RecoveredFlowFiles:
-        """Load the log, rebuild claimant counts, and return the FlowFiles per queue."""
-        report = self.wal.recover()
+    def recover(self, *, read_only: bool = False) -> RecoveredFlowFiles:
+        """Load the log, rebuild claimant counts, and return the FlowFiles per queue.
+
+        ``read_only`` changes no file (for inspection); the repository then accepts no update.
+        """
+        report = self.wal.recover(read_only=read_only)
         recovered = RecoveredFlowFiles(wal=report)
         max_id = -1
         claims = []
@@ -92,7 +95,7 @@ class FlowFileRepository:
         for flowfiles in recovered.queues.values():
             flowfiles.sort(key=lambda f: f.id)
         self.claim_manager.increment_all(claims)
-        recovered.swap_files = self.swap.recover()
+        recovered.swap_files = self.swap.recover(read_only=read_only)
         for files in recovered.swap_files.values():
             for _, summary in files:
                 max_id = max(max_id, summary.max_id)
@@ -146,7 +149,9 @@ class FlowFileRepository:
         self._checkpoint_thread.start()
 
     def close(self) -> None:
-        """Stop checkpointing, take a final checkpoint and close the log."""
+        """Stop checkpointing, take a final checkpoint and close the log (idempotent)."""
+        if self.wal.closed:
+            return
         self._stop.set()
         if self._checkpoint_thread is not None:
             self._checkpoint_thread.join()

@@ -79,7 +79,6 @@ class SwapManager:
     def __init__(self, repository) -> None:
         self.repository = repository
         self.directory = repository.directory / "swap"
-        self.directory.mkdir(parents=True, exist_ok=True)
 
     def path(self, location: str) -> Path:
         """The file of a swap location."""
@@ -87,6 +86,7 @@ class SwapManager:
 
     def swap_out(self, queue_id: str, flowfiles: Sequence[FlowFile]) -> str:
         """Write ``flowfiles`` of ``queue_id`` to a new swap file and log it; return its location."""
+        self.directory.mkdir(exist_ok=True)
         location = f"{int(time.time() * 1000)}-{queue_id}-{uuid.uuid4()}.swap"
         part = self.directory / (location + ".part")
         summary = self._summarize(queue_id, flowfiles)
@@ -109,20 +109,26 @@ class SwapManager:
         """Load the FlowFiles of a swap file back into the log's records and remove the file."""
         if location not in self.repository.swap_locations:
             raise SwapFileError(f"swap file {location} is not known to the FlowFile repository")
+        queue_id, flowfiles = self._read(location)
+        self.repository.update(
+            [RepositoryRecord(UpdateType.SWAP_IN, flowfile, queue_id, swap_location=location) for flowfile in flowfiles],
+            force_sync=True,
+        )
+        self.path(location).unlink()
+        return flowfiles
+
+    def read_flowfiles(self, location: str) -> list[FlowFile]:
+        """The FlowFiles of a swap file, leaving it and the log untouched."""
+        return self._read(location)[1]
+
+    def _read(self, location: str) -> tuple[str, list[FlowFile]]:
         path = self.path(location)
         with open(path, "rb") as handle:
             if handle.read(len(MAGIC)) != MAGIC:
                 raise SwapFileError(f"{path} is not a swap file")
             summary = _read_frame(handle, path)
             body = _read_frame(handle, path)
-        queue_id = summary["queue"]
-        flowfiles = [_serde.from_wire(wire, _serde.version).flowfile for wire in body]
-        self.repository.update(
-            [RepositoryRecord(UpdateType.SWAP_IN, flowfile, queue_id, swap_location=location) for flowfile in flowfiles],
-            force_sync=True,
-        )
-        path.unlink()
-        return flowfiles
+        return summary["queue"], [_serde.from_wire(wire, _serde.version).flowfile for wire in body]
 
     def read_summary(self, location: str) -> SwapSummary:
         """The summary of a swap file, without its FlowFiles."""
@@ -139,11 +145,15 @@ class SwapManager:
             raw["queue"], raw["count"], raw["bytes"], raw["max_id"], claims, raw["min_queue_date"], raw["total_queue_date"]
         )
 
-    def recover(self) -> dict[str, list[tuple[str, SwapSummary]]]:
-        """Summaries of the logged swap files per queue (oldest first); drops strays and parts."""
+    def recover(self, *, read_only: bool = False) -> dict[str, list[tuple[str, SwapSummary]]]:
+        """Summaries of the logged swap files per queue (oldest first); drops strays and parts.
+
+        ``read_only`` leaves strays and parts in place.
+        """
         known = self.repository.swap_locations
         by_queue: dict[str, list[tuple[str, SwapSummary]]] = {}
-        for entry in sorted(self.directory.iterdir()):
+        entries = sorted(self.directory.iterdir()) if self.directory.is_dir() and not read_only else []
+        for entry in entries:
             if entry.name.endswith(".swap.part"):
                 log.info("removing %s, left by a swap-out that never finished", entry)
                 entry.unlink()

@@ -141,13 +141,18 @@ class WriteAheadLog(Generic[R]):
 
     # -- recovery -------------------------------------------------------------------------
 
-    def recover(self) -> RecoveryReport:
-        """Rebuild the state from disk and open a new journal; call once, before any update."""
+    def recover(self, *, read_only: bool = False) -> RecoveryReport:
+        """Rebuild the state from disk and open a new journal; call once, before any update.
+
+        ``read_only`` rebuilds the state without changing any file and opens no journal (for
+        inspection); such a log accepts no update.
+        """
         started = time.monotonic()
-        self.journal_directory.mkdir(parents=True, exist_ok=True)
+        if not read_only:
+            self.journal_directory.mkdir(parents=True, exist_ok=True)
         report = RecoveryReport()
         serde = self.serde
-        contents = snapshots.load_snapshot(self.directory)
+        contents = snapshots.load_snapshot(self.directory, read_only=read_only)
         if contents is not None:
             report.snapshot_max_txn_id = contents.max_txn_id
             report.snapshot_records = len(contents.records)
@@ -171,10 +176,13 @@ class WriteAheadLog(Generic[R]):
         self._next_txn_id = max_txn + 1
         self._last_written_txn = max_txn
         self._group_sync.synced_txn = max_txn
-        self._open_journal()
         report.records = len(self.records)
         report.swap_locations = len(self.swap_locations)
         report.seconds = time.monotonic() - started
+        if read_only:
+            self._closed = True
+            return report
+        self._open_journal()
         if report.torn_tails or any(j.skipped_corruption_at is not None for j in report.journals):
             # Fold the damaged journals into a fresh snapshot so that the next start does not
             # meet them again (and does not need the skip option a second time).
@@ -182,9 +190,12 @@ class WriteAheadLog(Generic[R]):
         return report
 
     def _open_journal(self) -> None:
+        # A journal is named after its first transaction id, so that replaying journals in name
+        # order replays transactions in id order; ids are skipped rather than a name reused.
         txn = self._next_txn_id
         while journal_path(self.journal_directory, txn).exists():
             txn += 1
+        self._next_txn_id = txn
         self._journal = JournalWriter(journal_path(self.journal_directory, txn), self.serde.name, self.serde.version)
         fsync_directory(self.journal_directory)
 
@@ -248,6 +259,8 @@ class WriteAheadLog(Generic[R]):
         started = time.monotonic()
         with self._checkpoint_lock:
             with self._write_lock:
+                if self._closed:
+                    raise RuntimeError("the write-ahead log is closed")
                 condition = self._group_sync.condition
                 with condition:
                     while self._group_sync.syncing:
@@ -286,6 +299,11 @@ class WriteAheadLog(Generic[R]):
         with self._write_lock:
             self._closed = True
             self._journal.close()
+
+    @property
+    def closed(self) -> bool:
+        """True once closed (or recovered read-only): no update is accepted."""
+        return self._closed
 
     @property
     def next_txn_id(self) -> int:

@@ -110,18 +110,18 @@ def write_snapshot(directory: Path, wire_records: Iterable[Any], swap_locations:
     promote_partial(directory)
 
 
-def load_snapshot(directory: Path) -> SnapshotContents | None:
+def load_snapshot(directory: Path, *, read_only: bool = False) -> SnapshotContents | None:
     """Apply the seed's ``snapshot``/``.partial`` rule and read the snapshot to recover from.
 
     With both files the snapshot is kept and ``.partial`` deleted. With only ``.partial``, it is
     promoted to ``snapshot`` when complete; an incomplete one can only come from a crash during
     the very first checkpoint, before any journal was removed, so it is deleted and recovery
-    uses the journals alone.
+    uses the journals alone. ``read_only`` makes the same choice without touching the files.
     """
     snapshot = directory / SNAPSHOT_NAME
     partial = directory / PARTIAL_NAME
     if snapshot.exists():
-        if partial.exists():
+        if partial.exists() and not read_only:
             log.info("found %s beside %s: a checkpoint was interrupted; keeping the snapshot", partial, snapshot)
             partial.unlink()
             fsync_directory(directory)
@@ -131,12 +131,15 @@ def load_snapshot(directory: Path) -> SnapshotContents | None:
     try:
         contents = read_snapshot(partial)
     except SnapshotCorruptionError as error:
+        if read_only:
+            return None
         log.warning("deleting %s: %s; the first checkpoint was interrupted and the journals are intact", partial, error)
         partial.unlink()
         fsync_directory(directory)
         return None
-    log.info("found only %s: promoting it to %s", partial, snapshot)
-    promote_partial(directory)
+    if not read_only:
+        log.info("found only %s: promoting it to %s", partial, snapshot)
+        promote_partial(directory)
     return contents
 
 

@@ -94,5 +94,5 @@ class WriteAheadLogModel(RuleBasedStateMachine):
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-WriteAheadLogModel.TestCase.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
+WriteAheadLogModel.TestCase.settings = settings(max_examples=150, stateful_step_count=40, deadline=None)
 TestWriteAheadLogModel = WriteAheadLogModel.TestCase

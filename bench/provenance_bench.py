@@ -1,0 +1,213 @@
+"""Provenance repository benchmark: sustained ingest rate and query latency.
+
+Run ``python -m bench.provenance_bench [--events N]``. Ingest is measured by registering
+batches of 10 events (one session commit each) from one and from two threads with the
+background rollover running, up to and including the final rollover (so the figure is
+sustained, indexing included); a bare msgpack + ``os.write`` loop over the same events gives
+the machine's raw figure. Query latency is measured over a repository loaded with N events
+(10,000,000 by default) spread over several shards. Data goes to ``.data/bench`` and is
+deleted afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Sequence
+
+import msgpack
+
+from engine.flowfile import ContentClaim, ResourceClaim
+from engine.provenance import (
+    ProvenanceConfig,
+    ProvenanceEvent,
+    ProvenanceEventType,
+    ProvenanceQuery,
+    ProvenanceRepository,
+)
+
+BATCH = 10
+COMPONENTS = [f"{i:08x}-0000-4000-8000-00000000c0de" for i in range(50)]
+TYPES = [
+    ProvenanceEventType.RECEIVE, ProvenanceEventType.ATTRIBUTES_MODIFIED, ProvenanceEventType.ROUTE,
+    ProvenanceEventType.CONTENT_MODIFIED, ProvenanceEventType.SEND, ProvenanceEventType.DROP,
+]
+INGEST_TARGET = 50_000
+UUID_TARGET_MS = 50
+COMPONENT_TARGET_MS = 500
+
+
+def flowfile_uuid(n: int) -> str:
+    """A uuid-shaped string unique to ``n``."""
+    h = (n * 0x9E3779B97F4A7C15) & ((1 << 64) - 1)
+    return f"{h >> 32:08x}-{(h >> 16) & 0xFFFF:04x}-4{n >> 48 & 0xFFF:03x}-8{n >> 36 & 0xFFF:03x}-{n & 0xFFFFFFFFFFFF:012x}"
+
+
+def make_event(n: int, event_time: int) -> ProvenanceEvent:
+    """A typical event: six attributes, one update, a content claim."""
+    uuid = flowfile_uuid(n)
+    return ProvenanceEvent(
+        TYPES[n % len(TYPES)],
+        event_time,
+        uuid,
+        COMPONENTS[n % len(COMPONENTS)],
+        "UpdateAttribute",
+        entry_date=event_time - 5,
+        lineage_start_date=event_time - 10,
+        previous_attributes={
+            "filename": f"file-{n}.json", "path": "./", "uuid": uuid,
+            "mime.type": "application/json", "http.status": "200", "tenant": f"t{n % 7}",
+        },
+        updated_attributes={"route": "matched"},
+        content_claim=ContentClaim(ResourceClaim("default", n % 1024, f"{n // 1000}-1"), (n % 1000) * 512, 512),
+        relationship="success",
+        duration=3,
+    )
+
+
+class Timeline:
+    """Event times spread so that ``total`` events span ``hours`` of simulated time."""
+
+    def __init__(self, total: int, hours: float) -> None:
+        self.step = max(1, int(hours * 3_600_000 / max(total, 1)))
+        self.base = int(time.time() * 1000) - int(hours * 3_600_000) - 60_000
+
+    def at(self, n: int) -> int:
+        return self.base + n * self.step
+
+
+def run_threads(threads: int, work: Callable[[int], None]) -> None:
+    workers = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+
+
+def raw_rate(events: Sequence[ProvenanceEvent], directory: Path) -> float:
+    """Events/s of packing each batch with msgpack and appending it with os.write, nothing else."""
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory / "raw", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    packb = msgpack.packb
+    start = time.perf_counter()
+    for i in range(0, len(events), BATCH):
+        os.write(fd, packb([tuple(event) for event in events[i : i + BATCH]], use_bin_type=True))
+    elapsed = time.perf_counter() - start
+    os.close(fd)
+    return len(events) / elapsed
+
+
+def sustained_rate(events: Sequence[ProvenanceEvent], directory: Path, threads: int) -> float:
+    """Events/s registering ``events`` from ``threads`` threads, final rollover included."""
+    config = ProvenanceConfig(max_storage_size=1 << 40, max_storage_time=7 * 86400.0, rollover_size=16 << 20)
+    repo = ProvenanceRepository(directory, config).open()
+    repo.start()
+    share = len(events) // threads
+
+    def work(index: int) -> None:
+        mine = events[index * share : (index + 1) * share]
+        for i in range(0, len(mine), BATCH):
+            repo.register_events(mine[i : i + BATCH])
+
+    start = time.perf_counter()
+    run_threads(threads, work)
+    repo.rollover()
+    elapsed = time.perf_counter() - start
+    repo.close()
+    shutil.rmtree(directory)
+    return share * threads / elapsed
+
+
+def load(repo: ProvenanceRepository, total: int, timeline: Timeline) -> float:
+    """Fill ``repo`` with ``total`` generated events from two threads; return events/s."""
+    start = time.perf_counter()
+    chunk = 1000
+
+    def work(index: int) -> None:
+        for base in range(index * chunk, total, 2 * chunk):
+            batch = [make_event(n, timeline.at(n)) for n in range(base, min(base + chunk, total))]
+            for i in range(0, len(batch), BATCH):
+                repo.register_events(batch[i : i + BATCH])
+
+    run_threads(2, work)
+    repo.rollover()
+    return total / (time.perf_counter() - start)
+
+
+def latency_ms(repo: ProvenanceRepository, queries: Sequence[ProvenanceQuery]) -> tuple[float, float]:
+    """Median and worst latency in ms of running each query once (after one warm-up)."""
+    repo.query(queries[0])
+    timings = []
+    for query in queries:
+        start = time.perf_counter()
+        result = repo.query(query)
+        timings.append((time.perf_counter() - start) * 1000)
+        assert result.events, f"benchmark query found nothing: {query}"
+    return statistics.median(timings), max(timings)
+
+
+def report(label: str, value: float, target: str, ok: bool) -> None:
+    print(f"  {label:<44} {value:>12,.1f}   target {target:<12} {'ok' if ok else 'MISSED'}")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=10_000_000, help="events loaded for the query figures")
+    parser.add_argument("--ingest-events", type=int, default=500_000, help="events per ingest measurement")
+    args = parser.parse_args(argv)
+    root = Path(".data/bench").resolve()
+    shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True)
+    try:
+        pool_size = min(args.ingest_events, args.events) if args.events else args.ingest_events
+        timeline = Timeline(pool_size, 1.0)
+        pool = [make_event(n, timeline.at(n)) for n in range(pool_size)]
+        print(f"provenance benchmark: {pool_size:,} events per ingest run, {args.events:,} for queries, "
+              f"{os.cpu_count()} CPUs")
+        raw = raw_rate(pool, root / "raw")
+        one = sustained_rate(pool, root / "ingest-1", 1)
+        two = sustained_rate(pool, root / "ingest-2", 2)
+        del pool
+        print("ingest (batches of 10, rollover and indexing included)")
+        report("raw msgpack + os.write loop, events/s", raw, "-", True)
+        report(f"1 thread, events/s (raw ratio {one / raw:.2f})", one, f">= {INGEST_TARGET:,}", one >= INGEST_TARGET)
+        report(f"2 threads, events/s (raw ratio {two / raw:.2f})", two, f">= {INGEST_TARGET:,}", two >= INGEST_TARGET)
+
+        config = ProvenanceConfig(max_storage_size=1 << 40, max_storage_time=7 * 86400.0, rollover_size=16 << 20)
+        timeline = Timeline(args.events, 10.0)
+        with ProvenanceRepository(root / "query", config) as repo:
+            repo.start()
+            rate = load(repo, args.events, timeline)
+            stats = repo.stats()
+            print(f"query repository: {stats.event_count:,} events in {stats.shard_count} shards, "
+                  f"{stats.bytes_on_disk / 2**20:,.0f} MB (loaded at {rate:,.0f} events/s)")
+            rng = random.Random(7)
+            uuid_queries = [
+                ProvenanceQuery(flowfile_uuid=flowfile_uuid(rng.randrange(args.events))) for _ in range(50)
+            ]
+            window = 3_600_000
+            component_queries = []
+            for _ in range(20):
+                start = timeline.at(rng.randrange(args.events)) - window // 2
+                component_queries.append(ProvenanceQuery(
+                    component_id=rng.choice(COMPONENTS), start_time=start, end_time=start + window, limit=100
+                ))
+            median, worst = latency_ms(repo, uuid_queries)
+            print("query latency (ms)")
+            report(f"uuid lookup, median (worst {worst:.1f})", median, f"<= {UUID_TARGET_MS}",
+                   median <= UUID_TARGET_MS)
+            median, worst = latency_ms(repo, component_queries)
+            report(f"component + 1 h range, 1st page, median (worst {worst:.1f})", median,
+                   f"<= {COMPONENT_TARGET_MS}", median <= COMPONENT_TARGET_MS)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,437 @@
+"""The file-system content repository: immutable content appended into resource-claim files.
+
+Each container (a directory, typically one disk) is split into ``config.sections`` section
+directories. A resource claim is one file ``<container>/<section>/<identifier>``; many small
+contents are appended to the same file until it reaches ``max_appendable_size``, and each
+content is addressed by a :class:`ContentClaim` (resource claim, offset, length).
+
+Files are never rewritten. A file leaves the live tree only through :meth:`release` (after
+the FlowFile repository's checkpoint made its last dereference durable) or
+:meth:`collect_orphans` (at start-up), and goes to the archive or is deleted.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import re
+import shutil
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping
+
+from engine.content.archive import ARCHIVE_DIRECTORY, CleanupResult, ContainerArchive, DiskUsageProbe
+from engine.content.claims import ResourceClaimManager
+from engine.content.config import ContentConfig
+from engine.content.reader import ClaimReader, ContentNotFoundError
+from engine.content.writer import AppendableClaim, ContentWriter
+from engine.fsutil import fsync_directory
+from engine.flowfile import ContentClaim, ResourceClaim
+
+__all__ = [
+    "CleanupResult",
+    "ContainerStats",
+    "ContentNotFoundError",
+    "ContentRepository",
+    "ContentStats",
+    "ContentWriter",
+]
+
+log = logging.getLogger(__name__)
+
+_IDENTIFIER = re.compile(r"^\d+-\d+$")
+_POOL_CAPACITY = 1024
+_SYNC_STRIPES = 64
+
+
+@dataclass(frozen=True)
+class ContainerStats:
+    """Live and archived resource-claim files of one container."""
+
+    live_count: int = 0
+    live_bytes: int = 0
+    archived_count: int = 0
+    archived_bytes: int = 0
+
+
+@dataclass(frozen=True)
+class ContentStats:
+    """Per-container file counts and sizes of the repository."""
+
+    containers: dict[str, ContainerStats] = field(default_factory=dict)
+
+    @property
+    def total(self) -> ContainerStats:
+        """The sums over all containers."""
+        values = self.containers.values()
+        return ContainerStats(
+            sum(s.live_count for s in values),
+            sum(s.live_bytes for s in values),
+            sum(s.archived_count for s in values),
+            sum(s.archived_bytes for s in values),
+        )
+
+
+class ContentRepository:
+    """Content repository over one or more container directories.
+
+    Thread-safe: any number of threads may hold writers and readers at once. ``disk_usage``
+    is the probe the archive cleaner asks for a container's disk usage.
+    """
+
+    def __init__(
+        self,
+        containers: Mapping[str, Path],
+        claim_manager: ResourceClaimManager,
+        config: ContentConfig | None = None,
+        *,
+        disk_usage: DiskUsageProbe = shutil.disk_usage,
+    ) -> None:
+        if not containers:
+            raise ValueError("the content repository needs at least one container")
+        self._config = config or ContentConfig()
+        self._claims = claim_manager
+        self._roots = {name: Path(path) for name, path in containers.items()}
+        self._names = list(self._roots)
+        sections = self._config.sections
+        for root in self._roots.values():
+            for section in range(sections):
+                (root / str(section)).mkdir(parents=True, exist_ok=True)
+        self._archives = {
+            name: ContainerArchive(root, sections, disk_usage) for name, root in self._roots.items()
+        }
+        self._lock = threading.Lock()
+        self._pool: deque[AppendableClaim] = deque()
+        self._index = itertools.count()
+        self._next_container = itertools.count()
+        self._section_counters = {name: itertools.count() for name in self._names}
+        self._closed = False
+        self._sync_locks = [threading.Lock() for _ in range(_SYNC_STRIPES)]
+        # Bytes of each file known to be durable, its directory entry included.
+        self._synced: dict[ResourceClaim, int] = {}
+        self._cleaner: threading.Thread | None = None
+        self._stop = threading.Event()
+
+    @property
+    def config(self) -> ContentConfig:
+        """The repository's settings."""
+        return self._config
+
+    @property
+    def containers(self) -> dict[str, Path]:
+        """Container names and their directories."""
+        return dict(self._roots)
+
+    # -- paths --------------------------------------------------------------------------
+
+    def path(self, claim: ResourceClaim) -> Path:
+        """The live path of a resource claim."""
+        return self._root(claim) / str(claim.section) / claim.identifier
+
+    def archive_path(self, claim: ResourceClaim) -> Path:
+        """The path a resource claim has once archived."""
+        return self._root(claim) / str(claim.section) / ARCHIVE_DIRECTORY / claim.identifier
+
+    def _root(self, claim: ResourceClaim) -> Path:
+        try:
+            return self._roots[claim.container]
+        except KeyError:
+            raise ContentNotFoundError(
+                f"resource claim {claim} names unknown container {claim.container!r}"
+            ) from None
+
+    # -- writing ------------------------------------------------------------------------
+
+    def open_writer(self) -> ContentWriter:
+        """Start a new content on a writable resource claim taken from the pool or made anew."""
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the content repository is closed")
+            claim = self._pool.pop() if self._pool else None
+        return ContentWriter(claim or self._create_claim(), self._finish_writer)
+
+    def write_bytes(self, data: bytes | bytearray | memoryview) -> ContentClaim:
+        """Store ``data`` as a new content and return its claim."""
+        writer = self.open_writer()
+        try:
+            writer.write(data)
+        except BaseException:
+            writer.abort()
+            raise
+        return writer.close()
+
+    def _create_claim(self) -> AppendableClaim:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
+        while True:
+            with self._lock:
+                index = next(self._index)
+                name = self._names[next(self._next_container) % len(self._names)]
+                section = next(self._section_counters[name]) % self._config.sections
+            claim = ResourceClaim(name, section, f"{time.time_ns() // 1_000_000}-{index}")
+            path = self.path(claim)
+            try:
+                fd = os.open(path, flags, 0o644)
+            except FileExistsError:
+                continue
+            except FileNotFoundError:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                continue
+            # An archived file of an earlier run may hold this identifier; readers of that old
+            # claim fall back to the archive only while no live file has the name.
+            if self.archive_path(claim).exists():
+                os.close(fd)
+                os.unlink(path)
+                continue
+            self._claims.mark_writable(claim)
+            return AppendableClaim(claim, path, fd)
+
+    def _finish_writer(self, claim: AppendableClaim, *, referenced: bool, reusable: bool) -> None:
+        if referenced:
+            self._claims.increment(claim.resource_claim)
+        if reusable and claim.length < self._config.max_appendable_size:
+            with self._lock:
+                if not self._closed and len(self._pool) < _POOL_CAPACITY:
+                    self._pool.append(claim)
+                    return
+        self._freeze(claim)
+
+    def _freeze(self, claim: AppendableClaim) -> None:
+        try:
+            os.close(claim.fd)
+        finally:
+            self._claims.freeze(claim.resource_claim)
+
+    # -- reading ------------------------------------------------------------------------
+
+    def open_reader(self, claim: ContentClaim) -> ClaimReader:
+        """Open a streaming reader over the claim's bytes, from the archive if no longer live."""
+        path = self.path(claim.resource_claim)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            path = self.archive_path(claim.resource_claim)
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+            except FileNotFoundError:
+                raise ContentNotFoundError(
+                    f"content of {claim} not found: neither {self.path(claim.resource_claim)} "
+                    f"nor {path} exists"
+                ) from None
+        try:
+            size = os.fstat(fd).st_size
+        except BaseException:
+            os.close(fd)
+            raise
+        end = claim.offset + claim.length
+        if size < end:
+            os.close(fd)
+            raise ContentNotFoundError(
+                f"content of {claim} not found: {path} has {size} bytes, the claim ends at byte {end}"
+            )
+        return ClaimReader(fd, claim, path)
+
+    def read_bytes(self, claim: ContentClaim) -> bytes:
+        """The whole content of ``claim``."""
+        with self.open_reader(claim) as reader:
+            return reader.read()
+
+    def exists(self, claim: ContentClaim) -> bool:
+        """True when the claim's bytes can be read (live or archived)."""
+        for path in (self.path(claim.resource_claim), self.archive_path(claim.resource_claim)):
+            try:
+                return path.stat().st_size >= claim.offset + claim.length
+            except FileNotFoundError:
+                continue
+        return False
+
+    # -- durability ---------------------------------------------------------------------
+
+    def sync(self, resource_claims: Iterable[ResourceClaim]) -> None:
+        """Make the files of ``resource_claims`` durable up to their current length.
+
+        A file already synced up to its current length is skipped, so concurrent commits
+        that touched the same file share one fdatasync.
+        """
+        synced: list[tuple[ResourceClaim, int]] = []
+        directories: set[Path] = set()
+        for claim in dict.fromkeys(resource_claims):
+            with self._sync_locks[hash(claim) % _SYNC_STRIPES]:
+                known = self._synced.get(claim)
+                path = self.path(claim)
+                fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+                try:
+                    size = os.fstat(fd).st_size
+                    if known is not None and known >= size:
+                        continue
+                    os.fdatasync(fd)
+                finally:
+                    os.close(fd)
+            if known is None:
+                directories.add(path.parent)
+            synced.append((claim, size))
+        # A new file survives a crash only once its directory entry is durable too, so a file
+        # counts as synced only after that.
+        for directory in directories:
+            fsync_directory(directory)
+        for claim, size in synced:
+            self._synced[claim] = max(size, self._synced.get(claim, 0))
+
+    # -- releasing ----------------------------------------------------------------------
+
+    def release(self, resource_claims: Iterable[ResourceClaim]) -> int:
+        """Archive (or delete) each claim that is still unused; return how many were removed.
+
+        Call only after the FlowFile repository's checkpoint made the claims' last
+        dereference durable. Claims in use (writable or referenced) are left alone.
+        """
+        removed = 0
+        for claim in dict.fromkeys(resource_claims):
+            if self._claims.is_in_use(claim):
+                log.debug("not releasing %s: it is in use again", claim)
+                continue
+            if self._remove(claim):
+                removed += 1
+        return removed
+
+    def _remove(self, claim: ResourceClaim) -> bool:
+        self._synced.pop(claim, None)
+        live = self.path(claim)
+        if self._config.archive_enabled:
+            return self._archives[claim.container].archive(live, claim.section, claim.identifier)
+        try:
+            os.unlink(live)
+            return True
+        except FileNotFoundError:
+            return False
+
+    def collect_orphans(self, referenced: set[ResourceClaim] | frozenset[ResourceClaim]) -> int:
+        """Archive or delete every live file no recovered FlowFile references; return how many.
+
+        Call at start-up, after the FlowFile repository recovered and before writing.
+        """
+        orphans = [
+            claim
+            for claim in self.iter_resource_claims()
+            if claim not in referenced and not self._claims.is_in_use(claim)
+        ]
+        removed = sum(1 for claim in orphans if self._remove(claim))
+        if removed:
+            log.info("archived or deleted %d orphaned resource claims", removed)
+        return removed
+
+    # -- archive cleanup ----------------------------------------------------------------
+
+    def run_cleanup(self, now: float | None = None) -> CleanupResult:
+        """Delete archived content past its retention, then the oldest while a disk is too full."""
+        now = time.time() if now is None else now
+        result = CleanupResult()
+        for name, archive in self._archives.items():
+            try:
+                result += archive.cleanup(
+                    now, self._config.archive_max_retention, self._config.archive_max_usage_percentage
+                )
+            except OSError:
+                log.exception("archive cleanup of content container %r failed", name)
+        return result
+
+    def start(self) -> None:
+        """Start the background thread that runs the archive cleanup every cleanup interval."""
+        with self._lock:
+            if self._cleaner is not None:
+                return
+            self._cleaner = threading.Thread(
+                target=self._clean_periodically, name="content-archive-cleaner", daemon=True
+            )
+            self._cleaner.start()
+
+    def _clean_periodically(self) -> None:
+        while not self._stop.wait(self._config.cleanup_interval):
+            try:
+                result = self.run_cleanup()
+            except Exception:
+                log.exception("content archive cleanup failed")
+                continue
+            if result.expired or result.evicted:
+                log.info(
+                    "content archive cleanup: %d expired, %d evicted, %d bytes freed",
+                    result.expired,
+                    result.evicted,
+                    result.bytes_freed,
+                )
+
+    def close(self) -> None:
+        """Stop the cleaner and close the pooled claims (they stop being writable)."""
+        self._stop.set()
+        cleaner = self._cleaner
+        if cleaner is not None and cleaner is not threading.current_thread():
+            cleaner.join()
+        with self._lock:
+            self._closed = True
+            pooled = list(self._pool)
+            self._pool.clear()
+        for claim in pooled:
+            self._freeze(claim)
+
+    def __enter__(self) -> ContentRepository:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- inspection ---------------------------------------------------------------------
+
+    def iter_resource_claims(self) -> Iterator[ResourceClaim]:
+        """Every live resource-claim file on disk."""
+        for name, root in self._roots.items():
+            for section in range(self._config.sections):
+                for entry in _scan_files(root / str(section)):
+                    if _IDENTIFIER.match(entry.name):
+                        yield ResourceClaim(name, section, entry.name)
+
+    def resource_claim_length(self, claim: ResourceClaim) -> int | None:
+        """The size of a resource claim's file (live, else archived), or None when it is gone."""
+        for path in (self.path(claim), self.archive_path(claim)):
+            try:
+                return path.stat().st_size
+            except FileNotFoundError:
+                continue
+        return None
+
+    def stats(self) -> ContentStats:
+        """Counts and sizes of live and archived files, per container."""
+        result: dict[str, ContainerStats] = {}
+        for name, root in self._roots.items():
+            live = archived = live_bytes = archived_bytes = 0
+            for section in range(self._config.sections):
+                for entry in _scan_files(root / str(section)):
+                    if _IDENTIFIER.match(entry.name):
+                        live += 1
+                        live_bytes += _size(entry)
+                for entry in _scan_files(root / str(section) / ARCHIVE_DIRECTORY):
+                    archived += 1
+                    archived_bytes += _size(entry)
+            result[name] = ContainerStats(live, live_bytes, archived, archived_bytes)
+        return ContentStats(result)
+
+    def archive_scans(self, container: str) -> int:
+        """How many times the archive of ``container`` was listed to refill its oldest entries."""
+        return self._archives[container].scan_count
+
+
+def _scan_files(directory: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(directory) as listing:
+            return [entry for entry in listing if entry.is_file(follow_symlinks=False)]
+    except FileNotFoundError:
+        return []
+
+
+def _size(entry: os.DirEntry[str]) -> int:
+    try:
+        return entry.stat(follow_symlinks=False).st_size
+    except FileNotFoundError:
+        return 0

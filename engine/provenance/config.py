@@ -1,0 +1,93 @@
+"""Settings of the provenance repository, parsed from NiFi-style strings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, Mapping
+
+from engine.units import parse_data_size, parse_duration
+
+__all__ = ["ProvenanceConfig"]
+
+_COMPRESSIONS = ("zstd", "none")
+
+
+@dataclass(frozen=True)
+class ProvenanceConfig:
+    """Tuning of one provenance repository; durations in seconds, sizes in bytes.
+
+    ``rollover_time``/``rollover_size`` bound how long events wait in the journals before they
+    become searchable. A shard is closed (the next rollover starts a new one) when its events
+    span ``shard_duration`` or its files reach ``shard_size``; shards are the unit of retention.
+    """
+
+    journal_count: int = 16
+    rollover_time: float = 30.0
+    rollover_size: int = 100 << 20
+    max_storage_time: float = 24 * 3600.0
+    max_storage_size: int = 1 << 30
+    shard_duration: float = 3600.0
+    shard_size: int = 128 << 20
+    compression: str = "zstd"
+    indexed_attributes: tuple[str, ...] = ()
+    always_sync: bool = False
+    maintenance_interval: float = 60.0
+
+    def __post_init__(self) -> None:
+        positive = ("journal_count", "rollover_time", "rollover_size", "max_storage_time",
+                    "max_storage_size", "shard_duration", "shard_size", "maintenance_interval")
+        for name in positive:
+            if getattr(self, name) <= 0:
+                raise ValueError(f"provenance setting {name!r} must be positive, got {getattr(self, name)!r}")
+        if self.compression not in _COMPRESSIONS:
+            raise ValueError(
+                f"provenance setting 'compression' must be one of {_COMPRESSIONS}, got {self.compression!r}"
+            )
+
+    @property
+    def effective_shard_size(self) -> int:
+        """The size at which a shard closes: at most a quarter of the storage limit.
+
+        Size retention never deletes the shard being written, so capping it keeps one shard from
+        holding the whole budget.
+        """
+        return max(1, min(self.shard_size, self.max_storage_size // 4))
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> ProvenanceConfig:
+        """Build a config from ``values`` such as ``{"rollover-time": "30 secs", "max-storage-size": "1 GB"}``.
+
+        Keys may use dashes or underscores. Raises ValueError naming the offending key.
+        """
+        known = {f.name for f in fields(cls)}
+        parsed: dict[str, Any] = {}
+        for raw_key, value in values.items():
+            key = raw_key.replace("-", "_").replace(".", "_")
+            if key not in known:
+                raise ValueError(f"unknown provenance setting {raw_key!r}")
+            try:
+                parsed[key] = _parse(key, value)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(f"provenance setting {raw_key!r}: {exc}") from None
+        return cls(**parsed)
+
+
+def _parse(key: str, value: Any) -> Any:
+    if key in ("rollover_time", "max_storage_time", "shard_duration", "maintenance_interval"):
+        return parse_duration(value)
+    if key in ("rollover_size", "max_storage_size", "shard_size"):
+        return parse_data_size(value)
+    if key == "journal_count":
+        return int(value)
+    if key == "always_sync":
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text not in ("true", "false"):
+            raise ValueError(f"expected true or false, got {value!r}")
+        return text == "true"
+    if key == "indexed_attributes":
+        if isinstance(value, str):
+            return tuple(name.strip() for name in value.split(",") if name.strip())
+        return tuple(str(name) for name in value)
+    return str(value).strip().lower()

@@ -1,0 +1,176 @@
+"""Rolling journal files: the write path of the provenance repository.
+
+A *journal set* is ``journals/<first_id>.journal.<i>`` for ``i < journal_count``, where
+``first_id`` is the first event id the set may hold. Writers spread batches over the files of
+the current set so that several threads append at once. A file starts with an 8-byte magic;
+each batch is one frame::
+
+    payload_length u32 | crc32 u32 | first_event_id u64 | count u32 | payload
+
+``payload`` is the msgpack array ``[events, fragments, min_time, max_time]``: the ``count``
+encoded events (see ``codec``) whose ids are ``first_event_id ..``, their index fragments and
+the bounds of their times; the CRC covers the id, the count and the payload. Frames are written
+with ``os.write`` on an ``O_APPEND`` descriptor, so once ``register_events`` returns the batch is
+in the kernel and survives the death of the process; ``fsync`` (``always_sync``) is needed
+only to survive a power loss. A torn tail (a frame cut short, a bad CRC, or the NUL bytes a
+power loss leaves) is dropped on reading, with a warning naming the file and the offset.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import struct
+import threading
+import zlib
+from pathlib import Path
+from typing import Iterator, NamedTuple
+
+import msgpack
+
+from engine.fsutil import is_all_zero
+
+__all__ = [
+    "Journal", "JournalSet", "JournalFrame", "encode_frame", "read_journal", "list_journal_sets", "MAGIC",
+    "FRAME_OVERHEAD",
+]
+
+log = logging.getLogger(__name__)
+
+MAGIC = b"FSPJRN1\n"
+_FRAME = struct.Struct("<IIQI")
+FRAME_OVERHEAD = _FRAME.size
+_CHECKED = struct.Struct("<QI")
+_NAME = re.compile(r"^(\d+)\.journal\.(\d+)$")
+
+
+class JournalFrame(NamedTuple):
+    """One batch read back from a journal: ids ``first_id .. first_id + len(events) - 1``."""
+
+    first_id: int
+    events: tuple[bytes, ...]
+    fragments: tuple[str, ...]
+    min_time: int
+    max_time: int
+
+
+def encode_frame(first_id: int, count: int, payload: bytes) -> bytes:
+    """The bytes of one frame holding the already packed ``payload``."""
+    checked = _CHECKED.pack(first_id, count)
+    crc = zlib.crc32(payload, zlib.crc32(checked))
+    return _FRAME.pack(len(payload), crc, first_id, count) + payload
+
+
+class Journal:
+    """One append-only journal file; ``lock`` serialises the writers of this file."""
+
+    def __init__(self, path: Path, generation: JournalSet, *, always_sync: bool) -> None:
+        self.path = path
+        self.generation = generation
+        self.lock = threading.Lock()
+        self.closed = False
+        self._always_sync = always_sync
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+        self._size = os.fstat(self._fd).st_size
+        if self._size == 0:
+            self._write_all(MAGIC)
+
+    def append(self, frame: bytes) -> None:
+        """Append ``frame``; the caller holds ``lock``. On failure the file is cut back."""
+        start = self._size
+        try:
+            self._write_all(frame)
+            if self._always_sync:
+                os.fsync(self._fd)
+        except OSError:
+            # A partial frame would hide every later frame of this file from recovery.
+            os.ftruncate(self._fd, start)
+            self._size = start
+            raise
+
+    def close(self) -> None:
+        """Close the file; the caller holds ``lock``."""
+        if not self.closed:
+            self.closed = True
+            os.close(self._fd)
+
+    def _write_all(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+            self._size += written
+
+
+class JournalSet:
+    """The journals written between two rollovers; ids in it are ``>= first_id``."""
+
+    def __init__(self, directory: Path, first_id: int, count: int, *, always_sync: bool) -> None:
+        self.first_id = first_id
+        self.events = 0
+        self.bytes = 0
+        self.journals = [
+            Journal(directory / f"{first_id}.journal.{i}", self, always_sync=always_sync)
+            for i in range(count)
+        ]
+
+    @property
+    def paths(self) -> list[Path]:
+        """The files of this set."""
+        return [journal.path for journal in self.journals]
+
+    def close(self) -> None:
+        """Wait for the writers of each file, then close it."""
+        for journal in self.journals:
+            with journal.lock:
+                journal.close()
+
+
+def list_journal_sets(directory: Path) -> list[tuple[int, list[Path]]]:
+    """Journal files left in ``directory``, grouped by set, oldest set first."""
+    sets: dict[int, list[Path]] = {}
+    for entry in os.scandir(directory):
+        match = _NAME.match(entry.name)
+        if match:
+            sets.setdefault(int(match.group(1)), []).append(Path(entry.path))
+    return sorted(sets.items())
+
+
+def read_journal(path: Path) -> Iterator[JournalFrame]:
+    """The frames of one journal file, dropping a torn tail with a warning."""
+    data = path.read_bytes()
+    if data[: len(MAGIC)] != MAGIC:
+        if data and not is_all_zero(data):
+            log.warning("provenance journal %s has no valid header; dropping its %d bytes at offset 0",
+                        path, len(data))
+        return
+    offset = len(MAGIC)
+    end = len(data)
+    while offset < end:
+        reason = None
+        if end - offset < _FRAME.size:
+            reason = "truncated frame header"
+        else:
+            length, crc, first_id, count = _FRAME.unpack_from(data, offset)
+            body = offset + _FRAME.size
+            if body + length > end:
+                reason = "truncated frame"
+            else:
+                payload = data[body : body + length]
+                expected = zlib.crc32(payload, zlib.crc32(_CHECKED.pack(first_id, count)))
+                if crc != expected or length == 0:
+                    reason = "checksum mismatch"
+        if reason is not None:
+            tail = data[offset:]
+            kind = "NUL bytes" if is_all_zero(tail) else reason
+            log.warning("dropping torn tail of provenance journal %s at offset %d (%d bytes: %s)",
+                        path, offset, end - offset, kind)
+            return
+        events, fragments, min_time, max_time = msgpack.unpackb(payload, use_list=False)
+        if len(events) != count or len(fragments) != count:
+            log.warning("dropping torn tail of provenance journal %s at offset %d (%d bytes: %s)",
+                        path, offset, end - offset, "event count mismatch")
+            return
+        yield JournalFrame(first_id, events, fragments, min_time, max_time)
+        offset = body + length

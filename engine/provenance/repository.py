@@ -1,0 +1,541 @@
+"""The provenance repository: rolling journals in front of compressed, indexed, time-sharded storage.
+
+Layout under the repository directory::
+
+    journals/<first_id>.journal.<i>     the rolling journal sets (see ``journal``)
+    shards/<first_time>-<first_id>/     long-term storage (see ``shard``)
+    id-floor                            highest id ever stored, kept when shards age off
+
+Write path: ``register_events`` gives the batch the next contiguous ids and appends it as one
+frame to one journal of the current set. Event ids are handed out under the same lock that
+swaps journal sets, so every id of one set is below every id of the next: rolling sets over in
+order keeps shards in id order, and a set rolled over again after a crash is recognised by its
+ids (those not above the highest stored id are skipped), so recovery neither loses nor
+duplicates events.
+
+Rollover (every ``rollover_time`` on the background thread, early once the current set passes
+``rollover_size``, or on ``rollover()``/``flush()``): a new set takes the writers, the old one
+is read, sorted by id and appended to the current shard (or a new one when the current shard
+spans ``shard_duration`` or has reached ``effective_shard_size``); only after that append is
+durable are the old journals deleted. A failed rollover is retried by the next one. Events are
+searchable once rolled over, as in NiFi's rolling design: queries, ``get_event`` and lineage
+read shards only, never the journals.
+
+Retention (``run_maintenance``): shards whose newest event is older than ``max_storage_time``
+are deleted, then the oldest shards while the shards exceed ``max_storage_size``. The shard
+being written is never deleted for size (``effective_shard_size`` keeps it to a quarter of the
+limit, and it closes when it gets there); it is deleted for age once all its events are too old.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import shutil
+import sqlite3
+import threading
+import time
+from contextlib import closing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO, Callable, Iterable, Sequence
+
+import msgpack
+
+from engine.flowfile import ContentClaim
+from engine.fsutil import fsync_directory
+from engine.provenance import codec
+from engine.provenance.config import ProvenanceConfig
+from engine.provenance.event import ProvenanceEvent
+from engine.provenance.journal import (
+    FRAME_OVERHEAD,
+    JournalFrame,
+    JournalSet,
+    encode_frame,
+    list_journal_sets,
+    read_journal,
+)
+from engine.provenance.lineage import LineageGraph, compute_lineage
+from engine.provenance.query import (
+    ProvenanceQuery,
+    QueryResult,
+    matches_attributes,
+    overlaps,
+    page,
+    shard_conditions,
+)
+from engine.provenance.shard import Shard
+from engine.units import format_data_size
+
+__all__ = ["ProvenanceRepository", "ProvenanceStats", "ContentNotAvailableError", "describe_directory"]
+
+log = logging.getLogger(__name__)
+
+_ID_FLOOR = "id-floor"
+
+
+class ContentNotAvailableError(LookupError):
+    """The content an event points at cannot be read any more (or the event has no such claim)."""
+
+
+@dataclass(frozen=True)
+class ProvenanceStats:
+    """A summary of the repository for inspection tools; times in ms, None when empty."""
+
+    shard_count: int
+    event_count: int
+    bytes_on_disk: int
+    oldest_event_time: int | None
+    newest_event_time: int | None
+    pending_journal_events: int
+    max_event_id: int
+
+
+class ProvenanceRepository:
+    """Stores, indexes, ages off and searches a node's provenance events; thread-safe.
+
+    Use as a context manager or call ``open()``/``close()``; ``start()`` runs rollover and
+    retention on a background thread.
+    """
+
+    def __init__(self, directory: Path | str, config: ProvenanceConfig | None = None) -> None:
+        self.directory = Path(directory)
+        self.config = config or ProvenanceConfig()
+        self._journal_dir = self.directory / "journals"
+        self._shard_dir = self.directory / "shards"
+        self._lock = threading.RLock()  # the shard list and the highest stored id
+        self._id_lock = threading.Lock()  # id assignment and the swap of journal sets
+        self._rollover_lock = threading.Lock()  # one rollover or maintenance pass at a time
+        self._shards: list[Shard] = []
+        self._stored_max_id = 0
+        self._next_id = 1
+        self._generation: JournalSet | None = None
+        self._unmerged: list[JournalSet] = []
+        self._round_robin = itertools.count()
+        self._wake = threading.Event()
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        self._opened = False
+
+    # -- life cycle -------------------------------------------------------------------------
+
+    def open(self) -> ProvenanceRepository:
+        """Load the shards, roll over journals left by the last run, and accept events."""
+        self._journal_dir.mkdir(parents=True, exist_ok=True)
+        self._shard_dir.mkdir(parents=True, exist_ok=True)
+        self._stored_max_id = self._read_id_floor()
+        self._shards = self._load_shards()
+        if self._shards:
+            self._stored_max_id = max(self._stored_max_id, self._shards[-1].max_id)
+        highest = self._stored_max_id
+        for _, paths in list_journal_sets(self._journal_dir):
+            frames = [frame for path in paths for frame in read_journal(path)]
+            for frame in frames:
+                highest = max(highest, frame.first_id + len(frame.events) - 1)
+            self._merge(frames, paths)
+        self._next_id = highest + 1
+        self._generation = self._new_generation(self._next_id)
+        self._opened = True
+        return self
+
+    def start(self) -> None:
+        """Run rollover and maintenance on a background thread until ``close``."""
+        if self._thread is None:
+            self._stopping = False
+            self._thread = threading.Thread(target=self._run, name="provenance-maintenance", daemon=True)
+            self._thread.start()
+
+    def close(self) -> None:
+        """Stop the background thread, roll the journals over, release files."""
+        if not self._opened:
+            return
+        if self._thread is not None:
+            self._stopping = True
+            self._wake.set()
+            self._thread.join()
+            self._thread = None
+        with self._id_lock:
+            generation, self._generation = self._generation, None
+        if generation is not None:
+            generation.close()
+            if generation.events:
+                self._unmerged.append(generation)
+            else:
+                for path in generation.paths:
+                    path.unlink(missing_ok=True)
+        with self._rollover_lock:
+            self._merge_unmerged()
+        with self._lock:
+            for shard in self._shards:
+                shard.close()
+            self._shards = []
+        self._opened = False
+
+    def __enter__(self) -> ProvenanceRepository:
+        if not self._opened:
+            self.open()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- write path -------------------------------------------------------------------------
+
+    def register_events(self, events: Sequence[ProvenanceEvent]) -> list[ProvenanceEvent]:
+        """Give ``events`` the next contiguous ids and journal them; return them with their ids."""
+        if not events:
+            return []
+        count = len(events)
+        indexed = self.config.indexed_attributes
+        times = [event.event_time for event in events]
+        payload = msgpack.packb(
+            [
+                [codec.encode_event(event) for event in events],
+                [codec.index_fragment(event, indexed) for event in events],
+                min(times),
+                max(times),
+            ],
+            use_bin_type=True,
+        )
+        while True:
+            generation = self._generation
+            if generation is None:
+                raise RuntimeError("the provenance repository is not open")
+            journals = generation.journals
+            journal = journals[next(self._round_robin) % len(journals)]
+            with journal.lock:
+                if journal.closed:
+                    continue
+                with self._id_lock:
+                    if journal.generation is not self._generation:
+                        continue
+                    first_id = self._next_id
+                    self._next_id += count
+                    generation.events += count
+                    generation.bytes += len(payload) + FRAME_OVERHEAD
+                    due = generation.bytes >= self.config.rollover_size
+                journal.append(encode_frame(first_id, count, payload))
+            break
+        if due:
+            self._request_rollover()
+        make = tuple.__new__
+        return [make(ProvenanceEvent, (*event[:-1], first_id + i)) for i, event in enumerate(events)]
+
+    def rollover(self) -> int:
+        """Move journaled events into shards now; return how many were stored."""
+        with self._rollover_lock:
+            with self._id_lock:
+                current = self._generation
+                if current is not None and current.events:
+                    self._generation = self._new_generation(self._next_id)
+                    self._unmerged.append(current)
+            if current is not None and current.events:
+                current.close()
+            return self._merge_unmerged()
+
+    flush = rollover
+
+    def _merge_unmerged(self) -> int:
+        stored = 0
+        while self._unmerged:
+            generation = self._unmerged[0]
+            frames = [frame for path in generation.paths for frame in read_journal(path)]
+            stored += self._merge(frames, generation.paths)
+            with self._id_lock:
+                self._unmerged.pop(0)
+        return stored
+
+    def _request_rollover(self) -> None:
+        if self._thread is not None:
+            self._wake.set()
+        else:
+            self.rollover()
+
+    def _merge(self, frames: list[JournalFrame], paths: Iterable[Path]) -> int:
+        frames.sort(key=lambda frame: frame.first_id)
+        ids: list[int] = []
+        blobs: list[bytes] = []
+        fragments: list[str] = []
+        min_time = max_time = None
+        last = self._stored_max_id
+        for frame in frames:
+            if frame.first_id + len(frame.events) - 1 <= last:
+                continue
+            skip = max(0, last + 1 - frame.first_id)
+            ids.extend(range(frame.first_id + skip, frame.first_id + len(frame.events)))
+            blobs.extend(frame.events[skip:])
+            fragments.extend(frame.fragments[skip:])
+            last = ids[-1]
+            min_time = frame.min_time if min_time is None else min(min_time, frame.min_time)
+            max_time = frame.max_time if max_time is None else max(max_time, frame.max_time)
+        if ids:
+            shard = self._target_shard(ids[0], min_time, max_time)
+            try:
+                shard.append(ids, blobs, fragments, min_time, max_time)
+            except BaseException:
+                if shard.count == 0:
+                    # A new shard that never committed: remove it so the retry can recreate it.
+                    shard.delete()
+                raise
+            with self._lock:
+                if not self._shards or self._shards[-1] is not shard:
+                    self._shards.append(shard)
+                self._stored_max_id = ids[-1]
+        for path in paths:
+            path.unlink(missing_ok=True)
+        fsync_directory(self._journal_dir)
+        return len(ids)
+
+    def _target_shard(self, first_id: int, min_time: int, max_time: int) -> Shard:
+        with self._lock:
+            current = self._shards[-1] if self._shards else None
+        if current is not None:
+            young = max_time - current.min_time < self.config.shard_duration * 1000
+            if young and current.size < self.config.effective_shard_size:
+                return current
+        return Shard.create(
+            self._shard_dir,
+            min_time,
+            first_id,
+            compression=self.config.compression,
+            indexed_attributes=self.config.indexed_attributes,
+        )
+
+    def _new_generation(self, first_id: int) -> JournalSet:
+        return JournalSet(
+            self._journal_dir, first_id, self.config.journal_count, always_sync=self.config.always_sync
+        )
+
+    # -- recovery and retention ---------------------------------------------------------------
+
+    def _load_shards(self) -> list[Shard]:
+        shards = []
+        for entry in os.scandir(self._shard_dir):
+            if not entry.is_dir():
+                continue
+            if entry.name.endswith(".deleting"):
+                shutil.rmtree(entry.path)
+                continue
+            shard = Shard(Path(entry.path))
+            if shard.count == 0:
+                # Created by a rollover that never committed: it holds nothing.
+                shard.delete()
+                continue
+            shard.remove_orphan_segments()
+            shards.append(shard)
+        return sorted(shards, key=lambda shard: shard.min_id)
+
+    def _read_id_floor(self) -> int:
+        try:
+            return int((self.directory / _ID_FLOOR).read_text())
+        except FileNotFoundError:
+            return 0
+
+    def _write_id_floor(self, value: int) -> None:
+        target = self.directory / _ID_FLOOR
+        temporary = target.with_suffix(".tmp")
+        with open(temporary, "w") as handle:
+            handle.write(str(value))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, target)
+        fsync_directory(self.directory)
+
+    def run_maintenance(self, now: int | None = None) -> int:
+        """Delete shards past the age or size limit (``now`` in ms); return how many were deleted."""
+        now = int(time.time() * 1000) if now is None else now
+        cutoff = now - self.config.max_storage_time * 1000
+        with self._rollover_lock:
+            with self._lock:
+                shards = list(self._shards)
+            doomed = [shard for shard in shards if shard.max_time < cutoff]
+            kept = [shard for shard in shards if shard.max_time >= cutoff]
+            total = sum(shard.size for shard in kept)
+            # kept[-1] is the shard being written: never deleted for size.
+            while len(kept) > 1 and total > self.config.max_storage_size:
+                oldest = kept.pop(0)
+                total -= oldest.size
+                doomed.append(oldest)
+            if not doomed:
+                return 0
+            # Keeps ids monotonic even when every shard has aged off.
+            self._write_id_floor(self._stored_max_id)
+            with self._lock:
+                self._shards = [shard for shard in self._shards if shard not in doomed]
+            for shard in doomed:
+                log.info("provenance: deleting shard %s (%d events, %d bytes)", shard.name, shard.count, shard.size)
+                shard.delete()
+            return len(doomed)
+
+    def _run(self) -> None:
+        clock = time.monotonic
+        next_rollover = clock() + self.config.rollover_time
+        next_maintenance = clock() + self.config.maintenance_interval
+        while not self._stopping:
+            self._wake.wait(max(0.0, min(next_rollover, next_maintenance) - clock()))
+            self._wake.clear()
+            if self._stopping:
+                break
+            try:
+                generation = self._generation
+                due = generation is not None and generation.bytes >= self.config.rollover_size
+                if due or clock() >= next_rollover:
+                    self.rollover()
+                    next_rollover = clock() + self.config.rollover_time
+                if clock() >= next_maintenance:
+                    self.run_maintenance()
+                    next_maintenance = clock() + self.config.maintenance_interval
+            except Exception:
+                log.exception("provenance rollover or maintenance failed; retrying at the next interval")
+                next_rollover = clock() + self.config.rollover_time
+
+    # -- reads --------------------------------------------------------------------------------
+
+    def _shards_newest_first(self) -> list[Shard]:
+        with self._lock:
+            return list(reversed(self._shards))
+
+    def query(self, query: ProvenanceQuery) -> QueryResult:
+        """Events matching ``query``, newest first, one page at a time (see ``query`` module)."""
+        wanted = query.limit + 1
+        found: list[ProvenanceEvent] = []
+        for shard in self._shards_newest_first():
+            if len(found) >= wanted:
+                break
+            if query.before_event_id is not None and shard.min_id >= query.before_event_id:
+                continue
+            if not overlaps(query, shard.min_time, shard.max_time):
+                continue
+            where, params, residual = shard_conditions(query, shard.indexed_attributes)
+            before = query.before_event_id
+            while len(found) < wanted:
+                missing = wanted - len(found)
+                batch = max(missing * 4, 256) if residual else missing
+                ids = shard.select_ids(where, params, before, batch)
+                if not ids:
+                    break
+                events = shard.read_events(ids)
+                for event_id in ids:
+                    event = events.get(event_id)
+                    if event is not None and (not residual or matches_attributes(event, residual)):
+                        found.append(event)
+                        if len(found) >= wanted:
+                            break
+                if len(ids) < batch:
+                    break
+                before = ids[-1]
+        return page(found, query.limit)
+
+    def get_event(self, event_id: int) -> ProvenanceEvent | None:
+        """The stored event with ``event_id``, or None (aged off, not yet rolled over, unknown)."""
+        events = self.get_events([event_id])
+        return events[0] if events else None
+
+    def get_events(self, event_ids: Iterable[int]) -> list[ProvenanceEvent]:
+        """The stored events among ``event_ids``, in the order asked; unknown ids are left out."""
+        wanted = list(event_ids)
+        found: dict[int, ProvenanceEvent] = {}
+        for shard in self._shards_newest_first():
+            mine = [event_id for event_id in wanted if shard.min_id <= event_id <= shard.max_id]
+            if mine:
+                found.update(shard.read_events(mine))
+        return [found[event_id] for event_id in wanted if event_id in found]
+
+    def events_mentioning(self, uuid: str) -> list[ProvenanceEvent]:
+        """Every stored event naming ``uuid`` as its FlowFile, a parent or a child, oldest first."""
+        events: list[ProvenanceEvent] = []
+        for shard in reversed(self._shards_newest_first()):
+            ids = sorted({event_id for event_id, _ in shard.mentions(uuid)})
+            found = shard.read_events(ids)
+            events.extend(found[event_id] for event_id in ids if event_id in found)
+        return events
+
+    def lineage(self, flowfile_uuid: str, max_nodes: int = 1000) -> LineageGraph:
+        """The lineage graph of ``flowfile_uuid`` (see ``lineage`` module), at most ``max_nodes`` nodes."""
+        return compute_lineage(flowfile_uuid, self.events_mentioning, max_nodes)
+
+    def open_content(
+        self, event_id: int, reader: Callable[[ContentClaim], BinaryIO], *, previous: bool = False
+    ) -> BinaryIO:
+        """The content of the event's current (or ``previous``) claim, opened with ``reader``.
+
+        Raises ContentNotAvailableError when the event is unknown, has no such claim, or the
+        content repository no longer has the bytes.
+        """
+        event = self.get_event(event_id)
+        which = "previous" if previous else "current"
+        if event is None:
+            raise ContentNotAvailableError(f"content no longer available: provenance event {event_id} is unknown")
+        claim = event.previous_content_claim if previous else event.content_claim
+        if claim is None:
+            raise ContentNotAvailableError(
+                f"content no longer available: provenance event {event_id} has no {which} content claim"
+            )
+        try:
+            return reader(claim)
+        except Exception as exc:
+            if not _is_missing_content(exc):
+                raise
+            raise ContentNotAvailableError(
+                f"content no longer available: {which} claim {claim.resource_claim} "
+                f"[{claim.offset}, +{claim.length}) of provenance event {event_id}"
+            ) from exc
+
+    def stats(self) -> ProvenanceStats:
+        """Counts and sizes of the repository."""
+        with self._lock:
+            shards = list(self._shards)
+        with self._id_lock:
+            pending = [generation for generation in (self._generation, *self._unmerged) if generation is not None]
+            pending_events = sum(generation.events for generation in pending)
+            pending_bytes = sum(generation.bytes for generation in pending)
+            max_event_id = self._next_id - 1
+        return ProvenanceStats(
+            shard_count=len(shards),
+            event_count=sum(shard.count for shard in shards),
+            bytes_on_disk=sum(shard.size for shard in shards) + pending_bytes,
+            oldest_event_time=min((shard.min_time for shard in shards), default=None),
+            newest_event_time=max((shard.max_time for shard in shards), default=None),
+            pending_journal_events=pending_events,
+            max_event_id=max_event_id,
+        )
+
+
+def _is_missing_content(exc: Exception) -> bool:
+    # The content repository's ContentNotFoundError is matched by name so this package does
+    # not depend on it.
+    if isinstance(exc, (FileNotFoundError, LookupError)):
+        return True
+    return any(cls.__name__ == "ContentNotFoundError" for cls in type(exc).__mro__)
+
+
+def describe_directory(directory: Path) -> list[str]:
+    """Lines describing a provenance repository on disk, read without changing anything."""
+    directory = Path(directory)
+    shard_dir = directory / "shards"
+    shards = sorted(p for p in shard_dir.iterdir() if p.is_dir()) if shard_dir.is_dir() else []
+    events = size = 0
+    oldest = newest = None
+    for path in shards:
+        size += sum(f.stat().st_size for f in path.iterdir() if f.is_file())
+        index = path / "index.db"
+        if not index.exists():
+            continue
+        with closing(sqlite3.connect(f"file:{index}?mode=ro", uri=True)) as conn:
+            meta = dict(conn.execute("SELECT key, value FROM meta"))
+        events += meta.get("count", 0)
+        if meta.get("count"):
+            oldest = meta["min_time"] if oldest is None else min(oldest, meta["min_time"])
+            newest = meta["max_time"] if newest is None else max(newest, meta["max_time"])
+    journals = [(first, paths) for first, paths in list_journal_sets(directory / "journals")]
+    journal_bytes = sum(p.stat().st_size for _, paths in journals for p in paths)
+    lines = [f"{len(shards)} shard(s), {events} event(s), {format_data_size(size)}"]
+    if oldest is not None:
+        lines.append(f"events from {_iso(oldest)} to {_iso(newest)}")
+    lines.append(f"{len(journals)} journal set(s) awaiting rollover, {format_data_size(journal_bytes)}")
+    return lines
+
+
+def _iso(millis: int) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(millis / 1000)) + " UTC"

@@ -1,0 +1,102 @@
+"""Consistency checks of a node's storage: every FlowFile's content exists, counts add up."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable
+
+from engine.content.repository import ContentRepository
+from engine.flowfile import FlowFile, ResourceClaim
+from engine.repository.flowfile_repository import FlowFileRepository
+from engine.repository.swap import SwapFileError
+
+__all__ = ["Verification", "verify"]
+
+
+@dataclass
+class Verification:
+    """The outcome of :func:`verify`: problems make a data directory inconsistent."""
+
+    problems: list[str] = field(default_factory=list)
+    references: Counter[ResourceClaim] = field(default_factory=Counter)
+    flowfiles: int = 0
+    swapped_flowfiles: int = 0
+    unreferenced_claims: list[ResourceClaim] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when no problem was found."""
+        return not self.problems
+
+
+def verify(
+    flowfiles: FlowFileRepository,
+    content: ContentRepository,
+    claim_counts: dict[ResourceClaim, int] | None = None,
+    in_flight: Iterable[FlowFile] = (),
+) -> Verification:
+    """Check the FlowFile repository (and its swap files) against the content repository.
+
+    Every FlowFile, in memory or swapped out, must point at a live resource claim that is long
+    enough; each swap file's summary must match its body; and, when ``claim_counts`` is given,
+    each claimant count must equal the references recounted from the FlowFiles (plus
+    ``in_flight`` ones held by open sessions).
+    """
+    result = Verification()
+    lengths: dict[ResourceClaim, int | None] = {}
+
+    def check(flowfile: FlowFile, where: str) -> None:
+        claim = flowfile.content_claim
+        if claim is None:
+            return
+        resource = claim.resource_claim
+        result.references[resource] += 1
+        if resource not in lengths:
+            try:
+                lengths[resource] = content.path(resource).stat().st_size
+            except (FileNotFoundError, LookupError, OSError):
+                lengths[resource] = None
+        length = lengths[resource]
+        if length is None:
+            state = "archived" if content.archive_path(resource).exists() else "missing"
+            result.problems.append(
+                f"FlowFile {flowfile.uuid} ({where}) references content {resource}, which is {state}"
+            )
+        elif length < claim.offset + claim.length:
+            result.problems.append(
+                f"FlowFile {flowfile.uuid} ({where}) references bytes [{claim.offset}, "
+                f"{claim.offset + claim.length}) of {resource}, which holds only {length} bytes"
+            )
+
+    for queue_id, flowfile in flowfiles.live_flowfiles():
+        result.flowfiles += 1
+        check(flowfile, f"queue {queue_id}")
+    for location in sorted(flowfiles.swap_locations):
+        try:
+            summary = flowfiles.swap.read_summary(location)
+            body = flowfiles.swap.read_flowfiles(location)
+        except (SwapFileError, OSError) as error:
+            result.problems.append(f"swap file {location}: {error}")
+            continue
+        body_claims = Counter(f.content_claim.resource_claim for f in body if f.content_claim is not None)
+        if summary.count != len(body) or summary.claims != dict(body_claims):
+            result.problems.append(
+                f"swap file {location}: its summary ({summary.count} FlowFiles) does not match its body "
+                f"({len(body)} FlowFiles)"
+            )
+        for flowfile in body:
+            result.swapped_flowfiles += 1
+            check(flowfile, f"swap file {location}")
+    for flowfile in in_flight:
+        if flowfile.content_claim is not None:
+            result.references[flowfile.content_claim.resource_claim] += 1
+    if claim_counts is not None:
+        for resource in sorted(set(claim_counts) | set(result.references)):
+            counted, referenced = claim_counts.get(resource, 0), result.references.get(resource, 0)
+            if counted != referenced:
+                result.problems.append(
+                    f"claimant count of {resource} is {counted} but {referenced} FlowFile(s) reference it"
+                )
+    result.unreferenced_claims = sorted(set(content.iter_resource_claims()) - set(result.references))
+    return result
