@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import os
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
-__all__ = ["fsync_directory", "is_all_zero"]
+__all__ = ["fsync_directory", "is_all_zero", "gc_paused"]
 
 
 def fsync_directory(path: str | Path) -> None:
@@ -22,3 +25,19 @@ def is_all_zero(data: bytes | memoryview) -> bool:
     if isinstance(data, memoryview):
         data = data.tobytes()
     return not data or data.count(0) == len(data)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Suspend the cyclic garbage collector while loading millions of acyclic objects.
+
+    Decoding a snapshot creates objects far faster than they die, which makes the collector
+    rescan the growing heap again and again; the loaded records hold no cycles.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()

@@ -21,6 +21,8 @@ __all__ = ["FlowFileRepository", "RecoveredFlowFiles"]
 
 log = logging.getLogger(__name__)
 
+_DELETE = int(UpdateType.DELETE)
+
 
 @dataclass
 class RecoveredFlowFiles:
@@ -110,18 +112,15 @@ class FlowFileRepository:
 
     def update(self, records: Iterable[RepositoryRecord], *, force_sync: bool = False) -> None:
         """Write ``records`` as one transaction, then drop the claimants they gave up."""
-        records = list(records)
+        if type(records) is not list:
+            records = list(records)
         self.wal.update(records, force_sync=force_sync)
-        released = []
-        for record in records:
-            kind = record.update_type
-            original = record.original_claim
-            if original is None:
-                continue
-            if kind == UpdateType.DELETE or (
-                kind == UpdateType.UPDATE and record.flowfile.content_claim != original
-            ):
-                released.append(original.resource_claim)
+        released = [
+            record.original_claim.resource_claim
+            for record in records
+            if record.original_claim is not None
+            and (record.update_type == _DELETE or record.flowfile.content_claim != record.original_claim)
+        ]
         if released:
             self.claim_manager.decrement_all(released)
 

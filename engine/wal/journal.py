@@ -46,6 +46,7 @@ END = 0x7F
 _FRAME = struct.Struct(">BQII")  # marker, transaction id, payload length, crc32
 _U32 = struct.Struct(">I")
 _ID = struct.Struct(">Q")
+_MARKER = bytes((TRANSACTION,))
 
 
 class JournalCorruptionError(Exception):
@@ -81,8 +82,8 @@ def list_journals(directory: Path) -> list[tuple[int, Path]]:
 
 def encode_transaction(txn_id: int, payload: bytes) -> bytes:
     """The framed bytes of one transaction."""
-    crc = zlib.crc32(payload, zlib.crc32(_ID.pack(txn_id)))
-    return _FRAME.pack(TRANSACTION, txn_id, len(payload), crc) + payload
+    id_bytes = _ID.pack(txn_id)
+    return b"".join((_MARKER, id_bytes, _U32.pack(len(payload)), _U32.pack(zlib.crc32(payload, zlib.crc32(id_bytes))), payload))
 
 
 class JournalWriter:
@@ -101,16 +102,24 @@ class JournalWriter:
         self.bytes_written = 0
 
     def _write(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            written = os.write(self.fd, view)
-            view = view[written:]
+        written = os.write(self.fd, data)
+        if written != len(data):
+            view = memoryview(data)[written:]
+            while view:
+                view = view[os.write(self.fd, view):]
 
     def append(self, frame: bytes) -> None:
         """Append one framed transaction (see :func:`encode_transaction`)."""
         self._write(frame)
         self.transactions += 1
         self.bytes_written += len(frame)
+
+    def append_frames(self, frames: list[bytes]) -> None:
+        """Append several framed transactions with one write."""
+        data = b"".join(frames)
+        self._write(data)
+        self.transactions += len(frames)
+        self.bytes_written += len(data)
 
     def sync(self) -> None:
         """Make everything appended so far durable."""
