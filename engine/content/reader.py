@@ -26,7 +26,7 @@ class ClaimReader(io.RawIOBase):
     at most one requested chunk in memory. Iterating yields chunks of ``READ_CHUNK_SIZE``.
     """
 
-    def __init__(self, fd: int, claim: ContentClaim, path: Path) -> None:
+    def __init__(self, fd: int, claim: ContentClaim, path: str | Path) -> None:
         super().__init__()
         self._fd = fd
         self._claim = claim
@@ -41,7 +41,7 @@ class ClaimReader(io.RawIOBase):
     @property
     def path(self) -> Path:
         """The file the bytes come from (the live path or the archive path)."""
-        return self._path
+        return Path(self._path)
 
     def readable(self) -> bool:
         return True

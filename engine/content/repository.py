@@ -20,9 +20,10 @@ import shutil
 import threading
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator, Mapping
+from typing import Callable, Iterable, Iterator, Mapping, TypeVar
 
 from engine.content.archive import ARCHIVE_DIRECTORY, CleanupResult, ContainerArchive, DiskUsageProbe
 from engine.content.claims import ResourceClaimManager
@@ -46,6 +47,9 @@ log = logging.getLogger(__name__)
 _IDENTIFIER = re.compile(r"^\d+-\d+$")
 _POOL_CAPACITY = 1024
 _SYNC_STRIPES = 64
+_SYNC_THREADS = 16
+_T = TypeVar("_T")
+_R = TypeVar("_R")
 
 
 @dataclass(frozen=True)
@@ -97,6 +101,7 @@ class ContentRepository:
         self._claims = claim_manager
         self._roots = {name: Path(path) for name, path in containers.items()}
         self._names = list(self._roots)
+        self._root_names = {name: str(root) for name, root in self._roots.items()}
         sections = self._config.sections
         for root in self._roots.values():
             for section in range(sections):
@@ -113,6 +118,7 @@ class ContentRepository:
         self._sync_locks = [threading.Lock() for _ in range(_SYNC_STRIPES)]
         # Bytes of each file known to be durable, its directory entry included.
         self._synced: dict[ResourceClaim, int] = {}
+        self._sync_pool: ThreadPoolExecutor | None = None
         self._cleaner: threading.Thread | None = None
         self._stop = threading.Event()
 
@@ -209,17 +215,29 @@ class ContentRepository:
 
     def open_reader(self, claim: ContentClaim) -> ClaimReader:
         """Open a streaming reader over the claim's bytes, from the archive if no longer live."""
-        path = self.path(claim.resource_claim)
+        fd, path = self._open_content(claim)
+        return ClaimReader(fd, claim, path)
+
+    def read_bytes(self, claim: ContentClaim) -> bytes:
+        """The whole content of ``claim``."""
+        fd, path = self._open_content(claim)
+        with ClaimReader(fd, claim, path) as reader:
+            return reader.read()
+
+    def _open_content(self, claim: ContentClaim) -> tuple[int, str]:
+        # Paths are plain strings here: pathlib would cost more than the read of a small content.
+        rc = claim.resource_claim
+        directory = f"{self._root_names.get(rc.container) or self._root(rc)}/{rc.section}"
+        path = f"{directory}/{rc.identifier}"
         try:
             fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
         except FileNotFoundError:
-            path = self.archive_path(claim.resource_claim)
+            live, path = path, f"{directory}/{ARCHIVE_DIRECTORY}/{rc.identifier}"
             try:
                 fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
             except FileNotFoundError:
                 raise ContentNotFoundError(
-                    f"content of {claim} not found: neither {self.path(claim.resource_claim)} "
-                    f"nor {path} exists"
+                    f"content of {claim} not found: neither {live} nor {path} exists"
                 ) from None
         try:
             size = os.fstat(fd).st_size
@@ -232,12 +250,7 @@ class ContentRepository:
             raise ContentNotFoundError(
                 f"content of {claim} not found: {path} has {size} bytes, the claim ends at byte {end}"
             )
-        return ClaimReader(fd, claim, path)
-
-    def read_bytes(self, claim: ContentClaim) -> bytes:
-        """The whole content of ``claim``."""
-        with self.open_reader(claim) as reader:
-            return reader.read()
+        return fd, path
 
     def exists(self, claim: ContentClaim) -> bool:
         """True when the claim's bytes can be read (live or archived)."""
@@ -254,31 +267,42 @@ class ContentRepository:
         """Make the files of ``resource_claims`` durable up to their current length.
 
         A file already synced up to its current length is skipped, so concurrent commits
-        that touched the same file share one fdatasync.
+        that touched the same file share one fdatasync. Many files are synced in parallel:
+        the disk and the file system's journal merge concurrent flushes.
         """
-        synced: list[tuple[ResourceClaim, int]] = []
-        directories: set[Path] = set()
-        for claim in dict.fromkeys(resource_claims):
-            with self._sync_locks[hash(claim) % _SYNC_STRIPES]:
-                known = self._synced.get(claim)
-                path = self.path(claim)
-                fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-                try:
-                    size = os.fstat(fd).st_size
-                    if known is not None and known >= size:
-                        continue
-                    os.fdatasync(fd)
-                finally:
-                    os.close(fd)
-            if known is None:
-                directories.add(path.parent)
-            synced.append((claim, size))
+        claims = list(dict.fromkeys(resource_claims))
+        flushed = [r for r in self._map_parallel(self._sync_file, claims) if r is not None]
         # A new file survives a crash only once its directory entry is durable too, so a file
         # counts as synced only after that.
-        for directory in directories:
-            fsync_directory(directory)
-        for claim, size in synced:
+        directories = {self.path(claim).parent for claim, _, new in flushed if new}
+        for _ in self._map_parallel(fsync_directory, list(directories)):
+            pass
+        for claim, size, _ in flushed:
             self._synced[claim] = max(size, self._synced.get(claim, 0))
+
+    def _sync_file(self, claim: ResourceClaim) -> tuple[ResourceClaim, int, bool] | None:
+        with self._sync_locks[hash(claim) % _SYNC_STRIPES]:
+            known = self._synced.get(claim)
+            fd = os.open(self.path(claim), os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                size = os.fstat(fd).st_size
+                if known is not None and known >= size:
+                    return None
+                os.fdatasync(fd)
+            finally:
+                os.close(fd)
+        return claim, size, known is None
+
+    def _map_parallel(self, function: Callable[[_T], _R], items: list[_T]) -> Iterator[_R]:
+        if len(items) <= 1:
+            return map(function, items)
+        with self._lock:
+            if self._closed:
+                return map(function, items)
+            if self._sync_pool is None:
+                self._sync_pool = ThreadPoolExecutor(_SYNC_THREADS, thread_name_prefix="content-sync")
+            pool = self._sync_pool
+        return pool.map(function, items)
 
     # -- releasing ----------------------------------------------------------------------
 
@@ -373,6 +397,9 @@ class ContentRepository:
             self._closed = True
             pooled = list(self._pool)
             self._pool.clear()
+            sync_pool, self._sync_pool = self._sync_pool, None
+        if sync_pool is not None:
+            sync_pool.shutdown()
         for claim in pooled:
             self._freeze(claim)
 

@@ -5,8 +5,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from engine.content.claims import ResourceClaimManager
 from engine.content.repository import ContentRepository
 from engine.flowfile import ContentClaim, ResourceClaim

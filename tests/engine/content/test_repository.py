@@ -338,3 +338,12 @@ def test_inspection(make_repo: RepoFactory) -> None:
     assert stats.containers["a"].live_count == 3 and stats.containers["a"].live_bytes == 30
     assert stats.containers["b"].live_count == 2
     assert stats.total.live_count == 5 and stats.total.archived_count == 0
+
+
+def test_sync_of_many_files_in_parallel(make_repo: RepoFactory) -> None:
+    repo = make_repo(containers=("a", "b"), max_appendable_size=1)
+    written = [repo.write_bytes(b"%d" % i) for i in range(40)]
+    repo.sync([c.resource_claim for c in written])
+    repo.close()
+    repo.sync([c.resource_claim for c in written])
+    assert [repo.read_bytes(c) for c in written] == [b"%d" % i for i in range(40)]
