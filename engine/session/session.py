@@ -72,7 +72,7 @@ class _Held:
 
 
 @dataclass
-class _Checkpoint:
+class _CommitPlan:
     """Everything a commit writes, worked out before anything is written."""
 
     wal: list[RepositoryRecord] = field(default_factory=list)
@@ -264,28 +264,28 @@ class ProcessSession:
     def commit(self) -> None:
         """Make every change of the session durable and visible at once (see the module docstring)."""
         storage = self.storage
-        checkpoint = _Checkpoint()
+        plan = _CommitPlan()
         try:
-            self._plan(checkpoint)
+            self._plan(plan)
             if storage.flowfiles.sync_policy is not SyncPolicy.OS:
-                written = {r.owned_claim.resource_claim for r in self._all_records(checkpoint) if r.owned_claim}
+                written = {r.owned_claim.resource_claim for r in self._all_records(plan) if r.owned_claim}
                 if written:
                     storage.content.sync(written)
-            events = checkpoint.events + checkpoint.drop_events
+            events = plan.events + plan.drop_events
             if events:
                 storage.provenance.register_events(events)
-            if checkpoint.wal:
-                storage.flowfiles.update(checkpoint.wal)
+            if plan.wal:
+                storage.flowfiles.update(plan.wal)
         except BaseException:
-            for clone in checkpoint.clones:
+            for clone in plan.clones:
                 if clone.owned_claim is not None:
                     storage.claims.decrement(clone.owned_claim.resource_claim)
             self.rollback()
             raise
-        for queue, flowfiles in checkpoint.enqueue.items():
+        for queue, flowfiles in plan.enqueue.items():
             queue.put_all(flowfiles)
-        if checkpoint.discarded_claims:
-            storage.claims.decrement_all(claim.resource_claim for claim in checkpoint.discarded_claims)
+        if plan.discarded_claims:
+            storage.claims.decrement_all(claim.resource_claim for claim in plan.discarded_claims)
         self._acknowledge()
         self._reset()
 
@@ -321,11 +321,11 @@ class ProcessSession:
         self._held = []
         self._started = time.monotonic()
 
-    def _all_records(self, checkpoint: _Checkpoint) -> Iterable[_Record]:
+    def _all_records(self, plan: _CommitPlan) -> Iterable[_Record]:
         yield from self._records.values()
-        yield from checkpoint.clones
+        yield from plan.clones
 
-    def _plan(self, checkpoint: _Checkpoint) -> None:
+    def _plan(self, plan: _CommitPlan) -> None:
         """Work out the log records, queue hand-offs and provenance events of a commit."""
         component = self.component
         now = _now_ms()
@@ -337,7 +337,7 @@ class ProcessSession:
                     f"{component.component_type} {component.identifier}"
                 )
             if record.removed:
-                self._plan_drop(record, checkpoint, now, None)
+                self._plan_drop(record, plan, None)
                 continue
             if record.relationship is None:
                 queues = [record.source]
@@ -345,34 +345,34 @@ class ProcessSession:
                 queues = list(component.outgoing.get(record.relationship, ()))
                 if not queues:
                     if record.relationship in component.auto_terminated:
-                        self._plan_drop(record, checkpoint, now, record.relationship)
+                        self._plan_drop(record, plan, record.relationship)
                         continue
                     raise FlowFileHandlingError(
                         f"relationship {record.relationship!r} of {component.component_type} "
                         f"{component.identifier} is neither connected nor auto-terminated"
                     )
-            self._plan_transfer(record, queues[0], checkpoint, now)
+            self._plan_transfer(record, queues[0], plan, now)
             for extra in queues[1:]:
-                clone = self._clone_for(record, checkpoint, duration)
-                self._plan_transfer(clone, extra, checkpoint, now)
-        checkpoint.events = self._plan_events(checkpoint, duration)
+                clone = self._clone_for(record, plan, duration)
+                self._plan_transfer(clone, extra, plan, now)
+        plan.events = self._plan_events(plan, duration)
 
-    def _plan_transfer(self, record: _Record, queue: FlowFileQueue, checkpoint: _Checkpoint, now: int) -> None:
+    def _plan_transfer(self, record: _Record, queue: FlowFileQueue, plan: _CommitPlan, now: int) -> None:
         flowfile = record.current._replace(last_queue_date=now, queue_date_index=next(_queue_date_index))
         record.current = flowfile
         if record.original is None:
-            checkpoint.wal.append(RepositoryRecord.create(flowfile, queue.identifier))
+            plan.wal.append(RepositoryRecord.create(flowfile, queue.identifier))
         else:
-            checkpoint.wal.append(RepositoryRecord.update(flowfile, queue.identifier, record.original.content_claim))
-        checkpoint.enqueue[queue].append(flowfile)
+            plan.wal.append(RepositoryRecord.update(flowfile, queue.identifier, record.original.content_claim))
+        plan.enqueue[queue].append(flowfile)
 
-    def _plan_drop(self, record: _Record, checkpoint: _Checkpoint, now: int, relationship: str | None) -> None:
+    def _plan_drop(self, record: _Record, plan: _CommitPlan, relationship: str | None) -> None:
         if record.original is not None:
-            checkpoint.wal.append(RepositoryRecord.delete(record.original))
+            plan.wal.append(RepositoryRecord.delete(record.original))
             if record.owned_claim is not None:
-                checkpoint.discarded_claims.append(record.owned_claim)
+                plan.discarded_claims.append(record.owned_claim)
         elif record.owned_claim is not None:
-            checkpoint.discarded_claims.append(record.owned_claim)
+            plan.discarded_claims.append(record.owned_claim)
         if record.original is None and relationship is None:
             return  # created and removed in the same session: it never existed for anyone else
         flowfile = record.current
@@ -380,9 +380,9 @@ class ProcessSession:
             details = f"Auto-Terminated by {relationship} Relationship"
         else:
             details = flowfile.attributes.get(DISCARD_REASON)
-        checkpoint.drop_events.append(self._complete(self._generated(E.DROP, flowfile, details=details), record, -1))
+        plan.drop_events.append(self._complete(self._generated(E.DROP, flowfile, details=details), record, -1))
 
-    def _clone_for(self, source: _Record, checkpoint: _Checkpoint, duration: int) -> _Record:
+    def _clone_for(self, source: _Record, plan: _CommitPlan, duration: int) -> _Record:
         """A clone of ``source`` for one more connection of its relationship (with its CLONE event)."""
         flowfile = source.current
         new_id = self.storage.flowfiles.next_id()
@@ -393,14 +393,14 @@ class ProcessSession:
         if child.content_claim is not None:
             self.storage.claims.increment(child.content_claim.resource_claim)
         record = _Record(None, child, owned_claim=child.content_claim)
-        checkpoint.clones.append(record)
+        plan.clones.append(record)
         event = self._generated(E.CLONE, flowfile, parent_uuids=(flowfile.uuid,), child_uuids=(new_uuid,))
-        checkpoint.events.append(self._complete(event, source, duration))
+        plan.events.append(self._complete(event, source, duration))
         return record
 
-    def _plan_events(self, checkpoint: _Checkpoint, duration: int) -> list[ProvenanceEvent]:
+    def _plan_events(self, plan: _CommitPlan, duration: int) -> list[ProvenanceEvent]:
         by_uuid = {record.current.uuid: record for record in self._records.values()}
-        for clone in checkpoint.clones:
+        for clone in plan.clones:
             by_uuid[clone.current.uuid] = clone
         events: list[ProvenanceEvent] = []
         created: set[str] = set()
@@ -435,8 +435,8 @@ class ProcessSession:
             if held.enrich and record is not None:
                 event = self._complete(event, record, duration)
             events.append(event)
-        events.extend(checkpoint.events)  # commit-time CLONE events
-        created.update(uuid for event in checkpoint.events for uuid in event.child_uuids)
+        events.extend(plan.events)  # commit-time CLONE events
+        created.update(uuid for event in plan.events for uuid in event.child_uuids)
         for record in self._records.values():
             flowfile = record.current
             if record.removed and record.original is None:
