@@ -93,42 +93,79 @@ class _GroupSync:
 
     Under the ``grouped`` policy a committer only queues its framed transaction; whoever finds
     no sync running becomes the leader, writes every queued frame with one call, syncs, and
-    wakes the others. Fewer system calls also means fewer hand-overs of the interpreter lock,
-    which is what bounds a Python process committing from many threads.
+    releases the committers the sync covered. Each waiting committer sleeps on a lock of its
+    own, so a sync wakes exactly the threads it finished and none of them has to fight for a
+    shared lock on the way out: thread hand-overs, not the disk, bound a Python process that
+    commits from many threads.
     """
 
     def __init__(self) -> None:
-        self.condition = threading.Condition(threading.Lock())
+        self._lock = threading.Lock()
         self.synced_txn = -1
-        self.syncing = False
+        self._busy = False
+        self._waiters: list[tuple[int, Any]] = []
 
     def wait_durable(self, txn_id: int, wal: WriteAheadLog[Any]) -> None:
-        condition = self.condition
-        with condition:
-            while self.synced_txn < txn_id:
-                if self.syncing:
-                    condition.wait()
-                    continue
-                # The checkpoint swaps journals only while holding this condition with no sync
-                # running, so the journal read here is the one the queued frames belong to.
-                # Every frame up to ``target`` was queued before ``target`` was published.
-                target = wal._last_written_txn
-                journal = wal._journal
-                self.syncing = True
-                condition.release()
-                try:
-                    wal._write_pending(journal)
-                    journal.sync()
-                finally:
-                    condition.acquire()
-                    self.syncing = False
-                    condition.notify_all()
-                self.synced_txn = max(self.synced_txn, target)
+        """Return once transaction ``txn_id`` is durable, syncing it if nobody else is."""
+        while self.synced_txn < txn_id:
+            with self._lock:
+                if self.synced_txn >= txn_id:
+                    return
+                if self._busy:
+                    gate = _new_locked_gate()
+                    self._waiters.append((txn_id, gate))
+                else:
+                    gate = None
+                    self._busy = True
+                    # Journals are swapped only while this object is busy (see ``pause``), and
+                    # every frame up to ``target`` was queued before ``target`` was published.
+                    target = wal._last_written_txn
+                    journal = wal._journal
+            if gate is not None:
+                gate.acquire()  # released once our transaction is durable, or to let us lead
+                continue
+            try:
+                wal._write_pending(journal)
+                journal.sync()
+            except BaseException:
+                self._finish(None)
+                raise
+            self._finish(target)
 
-    def mark_synced(self, txn_id: int) -> None:
-        """Record (holding the condition) that everything up to ``txn_id`` is durable."""
-        self.synced_txn = max(self.synced_txn, txn_id)
-        self.condition.notify_all()
+    def pause(self) -> None:
+        """Wait for a running sync to end and keep others from starting (until ``resume``)."""
+        while True:
+            with self._lock:
+                if not self._busy:
+                    self._busy = True
+                    return
+                gate = _new_locked_gate()
+                self._waiters.append((-1, gate))
+            gate.acquire()
+
+    def resume(self, synced_txn: int | None) -> None:
+        """End a pause; everything up to ``synced_txn`` (if given) is durable."""
+        self._finish(synced_txn)
+
+    def _finish(self, synced_txn: int | None) -> None:
+        with self._lock:
+            self._busy = False
+            if synced_txn is not None and synced_txn > self.synced_txn:
+                self.synced_txn = synced_txn
+            done = self.synced_txn
+            covered = [gate for txn, gate in self._waiters if txn <= done]
+            waiting = [(txn, gate) for txn, gate in self._waiters if txn > done]
+            if waiting:
+                covered.append(waiting.pop(0)[1])  # the next leader
+            self._waiters = waiting
+        for gate in covered:
+            gate.release()
+
+
+def _new_locked_gate():
+    gate = threading.Lock()
+    gate.acquire()
+    return gate
 
 
 class WriteAheadLog(Generic[R]):
@@ -305,19 +342,19 @@ class WriteAheadLog(Generic[R]):
             with self._write_lock:
                 if self._closed:
                     raise RuntimeError("the write-ahead log is closed")
-                condition = self._group_sync.condition
-                with condition:
-                    while self._group_sync.syncing:
-                        condition.wait()
-                    old_journal = self._journal
-                    self._write_pending(old_journal)
-                    old_journal.close()
-                    self._group_sync.mark_synced(self._last_written_txn)
                 max_txn_id = self._next_txn_id - 1
+                self._group_sync.pause()
+                try:
+                    self._write_pending(self._journal)
+                    self._journal.close()
+                    self._open_journal()
+                except BaseException:
+                    self._group_sync.resume(None)
+                    raise
+                self._group_sync.resume(max_txn_id)
                 records = list(self.records.values())
                 swap_locations = set(self.swap_locations)
                 token = on_cut() if on_cut is not None else None
-                self._open_journal()
                 current_journal = self._journal.path
             to_wire = self.serde.to_wire
             snapshots.write_partial(
