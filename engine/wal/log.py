@@ -125,7 +125,8 @@ class _GroupSync:
                 gate.acquire()  # released once our transaction is durable, or to let us lead
                 continue
             try:
-                wal._write_pending(journal)
+                with wal._flush_lock:
+                    wal._write_pending(journal)
                 journal.sync()
             except BaseException:
                 self._finish(None)
@@ -197,6 +198,8 @@ class WriteAheadLog(Generic[R]):
         self._checkpoint_lock = threading.Lock()
         self._group_sync = _GroupSync()
         self._pending: deque[bytes] = deque()
+        self._flush_lock = threading.Lock()
+        self._flushed_txn = -1
         self._journal: JournalWriter | None = None
         self._next_txn_id = 0
         self._last_written_txn = -1
@@ -242,6 +245,7 @@ class WriteAheadLog(Generic[R]):
             report.journals.append(result)
         self._next_txn_id = max_txn + 1
         self._last_written_txn = max_txn
+        self._flushed_txn = max_txn
         self._group_sync.synced_txn = max_txn
         report.records = len(self.records)
         report.swap_locations = len(self.swap_locations)
@@ -302,10 +306,10 @@ class WriteAheadLog(Generic[R]):
                 raise RuntimeError("the write-ahead log is closed")
             txn_id = self._next_txn_id
             frame = encode_transaction(txn_id, payload)
-            if self._grouped:
-                self._pending.append(frame)
-            else:
+            if self._always:
                 self._journal.append(frame)
+            else:
+                self._pending.append(frame)
             self._next_txn_id = txn_id + 1
             self._last_written_txn = txn_id
             apply = self._apply
@@ -317,11 +321,28 @@ class WriteAheadLog(Generic[R]):
                 return txn_id
         if self._grouped or force_sync:
             self._group_sync.wait_durable(txn_id, self)
+        elif self._flushed_txn < txn_id:
+            self._flush(txn_id)
         return txn_id
 
+    def _flush(self, txn_id: int) -> None:
+        """Hand every queued frame up to ``txn_id`` to the kernel (``os`` policy).
+
+        Frames are queued under the write lock and written outside it, so that a thread blocked
+        in ``write`` never holds up the others' commits; one write serves every frame queued.
+        """
+        with self._flush_lock:
+            if self._flushed_txn < txn_id:
+                target = self._last_written_txn
+                self._write_pending(self._journal)
+                self._flushed_txn = target
+
     def _write_pending(self, journal: JournalWriter) -> None:
-        """Write the frames queued by ``grouped`` commits, oldest first (one writer at a time)."""
+        """Write the queued frames, oldest first; callers hold ``_flush_lock``."""
         pending = self._pending
+        if len(pending) == 1:
+            journal.append(pending.popleft())
+            return
         frames = []
         while pending:
             frames.append(pending.popleft())
@@ -345,9 +366,11 @@ class WriteAheadLog(Generic[R]):
                 max_txn_id = self._next_txn_id - 1
                 self._group_sync.pause()
                 try:
-                    self._write_pending(self._journal)
-                    self._journal.close()
-                    self._open_journal()
+                    with self._flush_lock:
+                        self._write_pending(self._journal)
+                        self._flushed_txn = max_txn_id
+                        self._journal.close()
+                        self._open_journal()
                 except BaseException:
                     self._group_sync.resume(None)
                     raise
@@ -378,7 +401,7 @@ class WriteAheadLog(Generic[R]):
             return
         if checkpoint:
             self.checkpoint()
-        with self._write_lock:
+        with self._write_lock, self._flush_lock:
             self._closed = True
             self._write_pending(self._journal)
             self._journal.close()
