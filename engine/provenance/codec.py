@@ -15,11 +15,17 @@ Array layout, format version 1 (append new fields at the end only)::
                                                                19 duration
 
 A claim is ``[container, section, identifier, offset, length]`` or nil.
+
+Beside its bytes, each event gets an index fragment (``index_fragments``): the fields a shard
+indexes, with uuids, filenames, components and attribute values reduced to 64-bit keys
+(``index_key``).
 """
 
 from __future__ import annotations
 
-import json
+import threading
+from functools import lru_cache
+from hashlib import blake2b
 from typing import Any, Iterable, Sequence
 
 import msgpack
@@ -29,15 +35,34 @@ from engine.provenance.event import ProvenanceEvent, ProvenanceEventType
 
 __all__ = [
     "FORMAT_VERSION",
-    "encode_event",
+    "encode_events",
     "decode_wire",
     "event_from_wire",
-    "index_fragment",
+    "index_fragments",
+    "FRAGMENT_HEADER",
+    "index_key",
+    "attribute_key",
+    "UUID_KEY",
+    "FILENAME_KEY",
+    "COMPONENT_KEY",
 ]
 
 FORMAT_VERSION = 1
 
 _EVENT_TYPES = {t.value: t for t in ProvenanceEventType}
+
+
+_TYPE_NAMES = {t: t.value for t in ProvenanceEventType}
+_TYPE_FIELDS = {t: f"{t.value:20}" for t in ProvenanceEventType}
+_local = threading.local()
+
+
+def _packer() -> msgpack.Packer:
+    # One per thread: making a Packer for every event costs about as much as packing it.
+    packer = getattr(_local, "packer", None)
+    if packer is None:
+        packer = _local.packer = msgpack.Packer(use_bin_type=True)
+    return packer
 
 
 def _claim(claim: ContentClaim | None) -> list[Any] | None:
@@ -51,59 +76,97 @@ def _mapping(values: Any) -> dict[str, Any]:
     return values if type(values) is dict else dict(values)
 
 
-def encode_event(event: ProvenanceEvent) -> bytes:
-    """The stored bytes of ``event`` (its id is not part of them)."""
-    return msgpack.packb(
-        [
-            event.event_type.value,
-            event.event_time,
-            event.flowfile_uuid,
-            event.component_id,
-            event.component_type,
-            event.entry_date,
-            event.lineage_start_date,
-            list(event.parent_uuids),
-            list(event.child_uuids),
-            _mapping(event.previous_attributes),
-            _mapping(event.updated_attributes),
-            _claim(event.previous_content_claim),
-            _claim(event.content_claim),
-            event.relationship,
-            event.details,
-            event.transit_uri,
-            event.source_system_flowfile_id,
-            event.alternate_identifier,
-            event.source_queue_id,
-            event.duration,
-        ],
-        use_bin_type=True,
-    )
+def _array(values: Sequence[Any]) -> Sequence[Any]:
+    return values if type(values) is tuple or type(values) is list else list(values)
 
 
-_json = json.JSONEncoder(separators=(",", ":")).encode
+def encode_events(events: Iterable[ProvenanceEvent]) -> list[bytes]:
+    """The stored bytes of each event (its id is not part of them)."""
+    pack = _packer().pack
+    names = _TYPE_NAMES
+    return [
+        pack(
+            [
+                names[event.event_type],
+                event.event_time,
+                event.flowfile_uuid,
+                event.component_id,
+                event.component_type,
+                event.entry_date,
+                event.lineage_start_date,
+                _array(event.parent_uuids),
+                _array(event.child_uuids),
+                _mapping(event.previous_attributes),
+                _mapping(event.updated_attributes),
+                _claim(event.previous_content_claim),
+                _claim(event.content_claim),
+                event.relationship,
+                event.details,
+                event.transit_uri,
+                event.source_system_flowfile_id,
+                event.alternate_identifier,
+                event.source_queue_id,
+                event.duration,
+            ]
+        )
+        for event in events
+    ]
 
 
-def index_fragment(event: ProvenanceEvent, indexed_attributes: Iterable[str]) -> str:
-    """The JSON array of what a shard indexes about ``event``, made while the event is at hand.
+UUID_KEY, FILENAME_KEY, COMPONENT_KEY, ATTRIBUTE_KEY = b"uuid", b"filename", b"component", b"attribute"
 
-    ``[time, type, component_id, filename, mentions, {indexed name: value}]`` where ``mentions``
-    is ``[[uuid, role], ...]`` (role 0 the FlowFile, 1 a parent, 2 a child); a rollover then only
-    splices ids in instead of decoding every event again.
+
+def index_key(domain: bytes, text: str) -> int:
+    """The signed 64-bit key under which a shard indexes ``text`` (a uuid, a filename, ...).
+
+    Integer keys make index rows small and cheap to insert; two texts may share a key, so
+    whatever an index lookup finds is checked against the events read.
     """
-    updated = event.updated_attributes
-    previous = event.previous_attributes
-    filename = updated["filename"] if "filename" in updated else previous.get("filename")
-    indexed = {}
-    for name in indexed_attributes:
-        value = updated[name] if name in updated else previous.get(name)
-        if value is not None:
-            indexed[name] = value
-    mentions = [(event.flowfile_uuid, 0)]
-    if event.parent_uuids:
-        mentions += [(uuid, 1) for uuid in event.parent_uuids]
-    if event.child_uuids:
-        mentions += [(uuid, 2) for uuid in event.child_uuids]
-    return _json([event.event_time, event.event_type.value, event.component_id, filename, mentions, indexed])
+    return int.from_bytes(blake2b(text.encode(), digest_size=8, person=domain).digest(), "little", signed=True)
+
+
+def attribute_key(name: str, value: str) -> int:
+    """The index key of an indexed attribute's value."""
+    return index_key(ATTRIBUTE_KEY, f"{name}\0{value}")
+
+
+@lru_cache(maxsize=4096)
+def _component_key(component_id: str) -> int:
+    # A flow has few components and each writes many events.
+    return index_key(COMPONENT_KEY, component_id)
+
+
+FRAGMENT_HEADER = 68  # the fixed-width fields before the term keys
+
+
+def index_fragments(events: Iterable[ProvenanceEvent], indexed_attributes: Iterable[str]) -> list[str]:
+    """What a shard indexes about each event, made while the events are at hand.
+
+    Fixed-width ASCII fields, numbers right-aligned: time (20), type name (20, left-aligned),
+    component key (20), the number of terms (8), then each term's key (20). The terms are the
+    keys of every uuid the event names (FlowFile first, then parents and children), of its
+    filename and of its indexed attributes.
+    """
+    key = index_key
+    types = _TYPE_FIELDS
+    fragments = []
+    for event in events:
+        updated = event.updated_attributes
+        previous = event.previous_attributes
+        keys = [key(UUID_KEY, event.flowfile_uuid)]
+        if event.parent_uuids or event.child_uuids:
+            keys += [key(UUID_KEY, uuid) for uuid in (*event.parent_uuids, *event.child_uuids)]
+        filename = updated["filename"] if "filename" in updated else previous.get("filename")
+        if filename is not None:
+            keys.append(key(FILENAME_KEY, filename))
+        for name in indexed_attributes:
+            value = updated[name] if name in updated else previous.get(name)
+            if value is not None:
+                keys.append(attribute_key(name, value))
+        terms = "".join([f"{term:20d}" for term in keys])
+        component = _component_key(event.component_id)
+        fragments.append(f"{event.event_time:20d}{types[event.event_type]}{component:20d}{len(keys):8d}{terms}")
+    return fragments
 
 
 def decode_wire(data: bytes) -> Sequence[Any]:

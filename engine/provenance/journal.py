@@ -1,8 +1,9 @@
 """Rolling journal files: the write path of the provenance repository.
 
 A *journal set* is ``journals/<first_id>.journal.<i>`` for ``i < journal_count``, where
-``first_id`` is the first event id the set may hold. Writers spread batches over the files of
-the current set so that several threads append at once. A file starts with an 8-byte magic;
+``first_id`` is the first event id the set may hold. Each writer thread appends to its own file
+of the current set (threads share files once there are more threads than files), so that
+several threads append at once. A file starts with an 8-byte magic;
 each batch is one frame::
 
     payload_length u32 | crc32 u32 | first_event_id u64 | count u32 | payload
@@ -25,7 +26,7 @@ import struct
 import threading
 import zlib
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import Iterator, NamedTuple, Sequence
 
 import msgpack
 
@@ -38,7 +39,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MAGIC = b"FSPJRN1\n"
+MAGIC = b"FSPJRN2\n"
+# Files of version 1 hold index fragments of an older layout; their frames are read with
+# ``fragments`` None, for the caller to make again from the events.
+_MAGIC_V1 = b"FSPJRN1\n"
 _FRAME = struct.Struct("<IIQI")
 FRAME_OVERHEAD = _FRAME.size
 _CHECKED = struct.Struct("<QI")
@@ -46,11 +50,11 @@ _NAME = re.compile(r"^(\d+)\.journal\.(\d+)$")
 
 
 class JournalFrame(NamedTuple):
-    """One batch read back from a journal: ids ``first_id .. first_id + len(events) - 1``."""
+    """One batch of a journal: ids ``first_id .. first_id + len(events) - 1``."""
 
     first_id: int
-    events: tuple[bytes, ...]
-    fragments: tuple[str, ...]
+    events: Sequence[bytes]
+    fragments: Sequence[str] | None
     min_time: int
     max_time: int
 
@@ -71,13 +75,21 @@ class Journal:
         self.lock = threading.Lock()
         self.closed = False
         self._always_sync = always_sync
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
-        self._size = os.fstat(self._fd).st_size
-        if self._size == 0:
-            self._write_all(MAGIC)
+        self._fd: int | None = None
+        self._size = 0
+
+    @property
+    def created(self) -> bool:
+        """Whether the file exists: it is made by the first append."""
+        return self._fd is not None
 
     def append(self, frame: bytes) -> None:
         """Append ``frame``; the caller holds ``lock``. On failure the file is cut back."""
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+            self._size = os.fstat(self._fd).st_size
+            if self._size == 0:
+                self._write_all(MAGIC)
         start = self._size
         try:
             self._write_all(frame)
@@ -93,7 +105,8 @@ class Journal:
         """Close the file; the caller holds ``lock``."""
         if not self.closed:
             self.closed = True
-            os.close(self._fd)
+            if self._fd is not None:
+                os.close(self._fd)
 
     def _write_all(self, data: bytes) -> None:
         view = memoryview(data)
@@ -104,12 +117,20 @@ class Journal:
 
 
 class JournalSet:
-    """The journals written between two rollovers; ids in it are ``>= first_id``."""
+    """The journals written between two rollovers; ids in it are ``>= first_id``.
+
+    ``frames`` keeps what was appended, so a rollover of this set needs no reading back; only
+    recovery reads the files. A file is created by its first append, and a writer thread keeps
+    to one file of the set: the background rollover then opens, closes and deletes one file
+    per writer thread, not ``count``. Each of those calls releases the GIL, and taking it back
+    from busy writer threads can take a whole switch interval.
+    """
 
     def __init__(self, directory: Path, first_id: int, count: int, *, always_sync: bool) -> None:
         self.first_id = first_id
         self.events = 0
         self.bytes = 0
+        self.frames: list[JournalFrame] = []
         self.journals = [
             Journal(directory / f"{first_id}.journal.{i}", self, always_sync=always_sync)
             for i in range(count)
@@ -117,8 +138,8 @@ class JournalSet:
 
     @property
     def paths(self) -> list[Path]:
-        """The files of this set."""
-        return [journal.path for journal in self.journals]
+        """The files of this set created so far."""
+        return [journal.path for journal in self.journals if journal.created]
 
     def close(self) -> None:
         """Wait for the writers of each file, then close it."""
@@ -140,7 +161,8 @@ def list_journal_sets(directory: Path) -> list[tuple[int, list[Path]]]:
 def read_journal(path: Path) -> Iterator[JournalFrame]:
     """The frames of one journal file, dropping a torn tail with a warning."""
     data = path.read_bytes()
-    if data[: len(MAGIC)] != MAGIC:
+    legacy = data[: len(MAGIC)] == _MAGIC_V1
+    if data[: len(MAGIC)] != MAGIC and not legacy:
         if data and not is_all_zero(data):
             log.warning("provenance journal %s has no valid header; dropping its %d bytes at offset 0",
                         path, len(data))
@@ -172,5 +194,5 @@ def read_journal(path: Path) -> Iterator[JournalFrame]:
             log.warning("dropping torn tail of provenance journal %s at offset %d (%d bytes: %s)",
                         path, offset, end - offset, "event count mismatch")
             return
-        yield JournalFrame(first_id, events, fragments, min_time, max_time)
+        yield JournalFrame(first_id, events, None if legacy else fragments, min_time, max_time)
         offset = body + length

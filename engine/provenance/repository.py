@@ -60,7 +60,8 @@ from engine.provenance.lineage import LineageGraph, compute_lineage
 from engine.provenance.query import (
     ProvenanceQuery,
     QueryResult,
-    matches_attributes,
+    matches,
+    mentions,
     overlaps,
     page,
     shard_conditions,
@@ -112,7 +113,8 @@ class ProvenanceRepository:
         self._next_id = 1
         self._generation: JournalSet | None = None
         self._unmerged: list[JournalSet] = []
-        self._round_robin = itertools.count()
+        self._slots = itertools.count()  # each writer thread's journal in a set
+        self._thread_slot = threading.local()
         self._wake = threading.Event()
         self._stopping = False
         self._thread: threading.Thread | None = None
@@ -131,8 +133,11 @@ class ProvenanceRepository:
         highest = self._stored_max_id
         for _, paths in list_journal_sets(self._journal_dir):
             frames = [frame for path in paths for frame in read_journal(path)]
-            for frame in frames:
+            for i, frame in enumerate(frames):
                 highest = max(highest, frame.first_id + len(frame.events) - 1)
+                if frame.fragments is None:
+                    events = [codec.event_from_wire(codec.decode_wire(blob), -1) for blob in frame.events]
+                    frames[i] = frame._replace(fragments=codec.index_fragments(events, self.config.indexed_attributes))
             self._merge(frames, paths)
         self._next_id = highest + 1
         self._generation = self._new_generation(self._next_id)
@@ -189,21 +194,19 @@ class ProvenanceRepository:
         count = len(events)
         indexed = self.config.indexed_attributes
         times = [event.event_time for event in events]
-        payload = msgpack.packb(
-            [
-                [codec.encode_event(event) for event in events],
-                [codec.index_fragment(event, indexed) for event in events],
-                min(times),
-                max(times),
-            ],
-            use_bin_type=True,
-        )
+        blobs = codec.encode_events(events)
+        fragments = codec.index_fragments(events, indexed)
+        min_time, max_time = min(times), max(times)
+        payload = msgpack.packb([blobs, fragments, min_time, max_time], use_bin_type=True)
+        slot = getattr(self._thread_slot, "value", None)
+        if slot is None:
+            slot = self._thread_slot.value = next(self._slots)
         while True:
             generation = self._generation
             if generation is None:
                 raise RuntimeError("the provenance repository is not open")
             journals = generation.journals
-            journal = journals[next(self._round_robin) % len(journals)]
+            journal = journals[slot % len(journals)]
             with journal.lock:
                 if journal.closed:
                     continue
@@ -216,6 +219,7 @@ class ProvenanceRepository:
                     generation.bytes += len(payload) + FRAME_OVERHEAD
                     due = generation.bytes >= self.config.rollover_size
                 journal.append(encode_frame(first_id, count, payload))
+                generation.frames.append(JournalFrame(first_id, blobs, fragments, min_time, max_time))
             break
         if due:
             self._request_rollover()
@@ -240,8 +244,7 @@ class ProvenanceRepository:
         stored = 0
         while self._unmerged:
             generation = self._unmerged[0]
-            frames = [frame for path in generation.paths for frame in read_journal(path)]
-            stored += self._merge(frames, generation.paths)
+            stored += self._merge(list(generation.frames), generation.paths)
             with self._id_lock:
                 self._unmerged.pop(0)
         return stored
@@ -418,7 +421,7 @@ class ProvenanceRepository:
                 events = shard.read_events(ids)
                 for event_id in ids:
                     event = events.get(event_id)
-                    if event is not None and (not residual or matches_attributes(event, residual)):
+                    if event is not None and matches(event, query):
                         found.append(event)
                         if len(found) >= wanted:
                             break
@@ -445,10 +448,11 @@ class ProvenanceRepository:
     def events_mentioning(self, uuid: str) -> list[ProvenanceEvent]:
         """Every stored event naming ``uuid`` as its FlowFile, a parent or a child, oldest first."""
         events: list[ProvenanceEvent] = []
+        key = codec.index_key(codec.UUID_KEY, uuid)
         for shard in reversed(self._shards_newest_first()):
-            ids = sorted({event_id for event_id, _ in shard.mentions(uuid)})
+            ids = shard.term_ids(key)
             found = shard.read_events(ids)
-            events.extend(found[event_id] for event_id in ids if event_id in found)
+            events.extend(event for event in map(found.get, ids) if event is not None and mentions(event, uuid))
         return events
 
     def lineage(self, flowfile_uuid: str, max_nodes: int = 1000) -> LineageGraph:
@@ -522,7 +526,11 @@ def describe_directory(directory: Path) -> list[str]:
         index = path / "index.db"
         if not index.exists():
             continue
-        with closing(sqlite3.connect(f"file:{index}?mode=ro", uri=True)) as conn:
+        # Without a -wal file every commit is in the database itself and nobody writes it, so
+        # it is opened immutable: a read-only open in WAL mode would create -wal and -shm files.
+        wal_present = index.with_name(index.name + "-wal").exists()
+        mode = "mode=ro" if wal_present else "mode=ro&immutable=1"
+        with closing(sqlite3.connect(f"file:{index}?{mode}", uri=True)) as conn:
             meta = dict(conn.execute("SELECT key, value FROM meta"))
         events += meta.get("count", 0)
         if meta.get("count"):

@@ -142,3 +142,28 @@ def test_hundred_thousand_events_over_several_shards(tmp_path: Path) -> None:
         query = ProvenanceQuery(component_id="c3", before_event_id=20_000, limit=500)
         wanted = expect(events, lambda e: e.component_id == "c3" and e.event_id < 20_000)[:500]
         assert repo.query(query).events == wanted
+
+
+@pytest.fixture
+def colliding_keys(monkeypatch):
+    """Every text gets one of two index keys, so lookups find many events that do not match."""
+    from engine.provenance import codec, query
+
+    def index_key(domain: bytes, text: str) -> int:
+        return len(text) % 2
+
+    codec._component_key.cache_clear()
+    monkeypatch.setattr(codec, "index_key", index_key)
+    monkeypatch.setattr(query, "index_key", index_key)
+    yield
+    codec._component_key.cache_clear()
+
+
+@pytest.mark.parametrize("case", ["uuid", "filename", "component", "indexed attribute", "combination"])
+def test_index_key_collisions_are_filtered_out(tmp_path: Path, colliding_keys, case: str) -> None:
+    config = ProvenanceConfig(journal_count=2, indexed_attributes=("tenant",))
+    with ProvenanceRepository(tmp_path, config) as repo:
+        events = populate(repo, 120, roll_every=40)
+        repo.rollover()
+        query, predicate = CASES[case]
+        assert all_pages(repo, ProvenanceQuery(**{**query.__dict__, "limit": 5})) == expect(events, predicate)

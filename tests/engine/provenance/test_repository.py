@@ -265,3 +265,22 @@ def test_engine_does_not_import_django() -> None:
     code = "import sys, engine.provenance; assert 'django' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[3],
                    env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[3])})
+
+
+def test_version_1_journal_is_rolled_over_with_fresh_index_fragments(
+    tmp_path: Path, config: ProvenanceConfig
+) -> None:
+    import msgpack
+
+    from engine.provenance.journal import encode_frame, read_journal
+
+    repo = ProvenanceRepository(tmp_path, config).open()
+    registered = repo.register_events([make_event(uuid=f"old-{i}", filename=f"f{i}") for i in range(5)])
+    simulate_crash(repo)
+    [journal] = [p for p in (tmp_path / "journals").glob("*.journal.*") if p.stat().st_size > len(MAGIC)]
+    [frame] = read_journal(journal)
+    payload = msgpack.packb([list(frame.events), ["[]"] * 5, frame.min_time, frame.max_time], use_bin_type=True)
+    journal.write_bytes(b"FSPJRN1\n" + encode_frame(frame.first_id, 5, payload))
+    with ProvenanceRepository(tmp_path, config) as reopened:
+        assert reopened.query(ProvenanceQuery(flowfile_uuid="old-3")).events == [registered[3]]
+        assert reopened.query(ProvenanceQuery(filename="f4")).events == [registered[4]]
