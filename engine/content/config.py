@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Mapping
 
-from engine.units import parse_data_size, parse_duration
+from engine.settings import (
+    as_bool, as_data_size, as_duration, as_int, as_optional_duration, as_percentage, settings_from_mapping,
+)
 
 __all__ = ["ContentConfig", "MAX_APPENDABLE_SIZE_CAP"]
 
@@ -14,10 +16,6 @@ log = logging.getLogger(__name__)
 
 MAX_APPENDABLE_SIZE_CAP = 100 << 20
 """Upper bound of ``max_appendable_size``; larger settings are lowered to it, as NiFi does."""
-
-_UNLIMITED = frozenset({"", "none", "unlimited", "forever"})
-_TRUE = frozenset({"true", "yes", "on", "1"})
-_FALSE = frozenset({"false", "no", "off", "0"})
 
 
 @dataclass(frozen=True)
@@ -67,82 +65,14 @@ class ContentConfig:
         Keys are the field names; hyphens may stand for underscores. Missing keys keep their
         defaults. Raises ValueError naming the key for unknown keys and unparsable values.
         """
-        known = {field.name for field in fields(cls)}
-        parsed: dict[str, Any] = {}
-        for raw_key, value in values.items():
-            key = raw_key.replace("-", "_")
-            if key not in known:
-                raise ValueError(
-                    f"unknown content repository setting {raw_key!r} (known: {', '.join(sorted(known))})"
-                )
-            try:
-                parsed[key] = _PARSERS[key](value)
-            except (TypeError, ValueError) as error:
-                raise ValueError(f"content repository setting {raw_key!r}: {error}") from None
-        try:
-            return cls(**parsed)
-        except ValueError as error:
-            raise ValueError(f"content repository settings: {error}") from None
-
-
-def _parse_int(value: Any) -> int:
-    if isinstance(value, bool):
-        raise ValueError(f"not an integer: {value!r}")
-    if isinstance(value, int):
-        return value
-    text = str(value).strip()
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"not an integer: {value!r}") from None
-
-
-def _parse_size(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise ValueError(f"not a data size: {value!r} (expected e.g. '50 KB')")
-    return parse_data_size(value)
-
-
-def _parse_bool(value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise ValueError(f"not a boolean: {value!r} (expected 'true' or 'false')")
-
-
-def _parse_duration(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"not a duration: {value!r} (expected e.g. '3 hours')")
-    return parse_duration(value)
-
-
-def _parse_retention(value: Any) -> float | None:
-    if value is None or (isinstance(value, str) and value.strip().lower() in _UNLIMITED):
-        return None
-    return _parse_duration(value)
-
-
-def _parse_percentage(value: Any) -> float:
-    if isinstance(value, bool):
-        raise ValueError(f"not a percentage: {value!r}")
-    if isinstance(value, (int, float)):
-        return float(value)
-    text = str(value).strip().removesuffix("%").strip()
-    try:
-        return float(text)
-    except ValueError:
-        raise ValueError(f"not a percentage: {value!r} (expected e.g. '90%')") from None
+        return settings_from_mapping(cls, values, _PARSERS, "content repository")
 
 
 _PARSERS = {
-    "sections": _parse_int,
-    "max_appendable_size": _parse_size,
-    "archive_enabled": _parse_bool,
-    "archive_max_retention": _parse_retention,
-    "archive_max_usage_percentage": _parse_percentage,
-    "cleanup_interval": _parse_duration,
+    "sections": as_int,
+    "max_appendable_size": as_data_size,
+    "archive_enabled": as_bool,
+    "archive_max_retention": as_optional_duration,
+    "archive_max_usage_percentage": as_percentage,
+    "cleanup_interval": as_duration,
 }

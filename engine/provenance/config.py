@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Mapping
 
-from engine.units import parse_data_size, parse_duration
+from engine.settings import (
+    as_bool, as_choice, as_data_size, as_duration, as_int, as_names, settings_from_mapping,
+)
 
 __all__ = ["ProvenanceConfig"]
 
@@ -59,35 +61,19 @@ class ProvenanceConfig:
 
         Keys may use dashes or underscores. Raises ValueError naming the offending key.
         """
-        known = {f.name for f in fields(cls)}
-        parsed: dict[str, Any] = {}
-        for raw_key, value in values.items():
-            key = raw_key.replace("-", "_").replace(".", "_")
-            if key not in known:
-                raise ValueError(f"unknown provenance setting {raw_key!r}")
-            try:
-                parsed[key] = _parse(key, value)
-            except (TypeError, ValueError) as exc:
-                raise ValueError(f"provenance setting {raw_key!r}: {exc}") from None
-        return cls(**parsed)
+        return settings_from_mapping(cls, values, _PARSERS, "provenance repository")
 
 
-def _parse(key: str, value: Any) -> Any:
-    if key in ("rollover_time", "max_storage_time", "shard_duration", "maintenance_interval"):
-        return parse_duration(value)
-    if key in ("rollover_size", "max_storage_size", "shard_size"):
-        return parse_data_size(value)
-    if key == "journal_count":
-        return int(value)
-    if key == "always_sync":
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text not in ("true", "false"):
-            raise ValueError(f"expected true or false, got {value!r}")
-        return text == "true"
-    if key == "indexed_attributes":
-        if isinstance(value, str):
-            return tuple(name.strip() for name in value.split(",") if name.strip())
-        return tuple(str(name) for name in value)
-    return str(value).strip().lower()
+_PARSERS = {
+    "journal_count": as_int,
+    "rollover_time": as_duration,
+    "rollover_size": as_data_size,
+    "max_storage_time": as_duration,
+    "max_storage_size": as_data_size,
+    "shard_duration": as_duration,
+    "shard_size": as_data_size,
+    "compression": as_choice(*_COMPRESSIONS),
+    "indexed_attributes": as_names,
+    "always_sync": as_bool,
+    "maintenance_interval": as_duration,
+}

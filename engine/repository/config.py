@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Mapping
 
-from engine.units import parse_duration
+from engine.settings import as_bool, as_choice, as_duration, settings_from_mapping
 from engine.wal import SyncPolicy
 
 __all__ = ["FlowFileRepositoryConfig"]
@@ -32,21 +32,11 @@ class FlowFileRepositoryConfig:
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> FlowFileRepositoryConfig:
         """Build a config from NiFi-style values (``'2 mins'``); errors name the key."""
-        known = {field.name for field in fields(cls)}
-        parsed: dict[str, Any] = {}
-        for raw_key, value in values.items():
-            key = raw_key.replace("-", "_")
-            try:
-                if key == "sync_policy":
-                    parsed[key] = SyncPolicy(str(value).lower())
-                elif key == "checkpoint_interval":
-                    parsed[key] = parse_duration(value)
-                elif key == "skip_corrupt_journal":
-                    if not isinstance(value, bool):
-                        raise ValueError(f"expected true or false, not {value!r}")
-                    parsed[key] = value
-                else:
-                    raise ValueError(f"unknown setting (known: {', '.join(sorted(known))})")
-            except ValueError as error:
-                raise ValueError(f"FlowFile repository setting {raw_key!r}: {error}") from None
-        return cls(**parsed)
+        return settings_from_mapping(cls, values, _PARSERS, "FlowFile repository")
+
+
+_PARSERS = {
+    "sync_policy": lambda value: SyncPolicy(as_choice(*(policy.value for policy in SyncPolicy))(value)),
+    "checkpoint_interval": as_duration,
+    "skip_corrupt_journal": as_bool,
+}
