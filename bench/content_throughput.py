@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import shutil
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.machine import describe_machine
 from engine.content.claims import ResourceClaimManager
 from engine.content.config import ContentConfig
 from engine.content.repository import ContentRepository
@@ -129,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--scale", type=float, default=1.0, help="fraction of the default totals")
     options = parser.parse_args(argv)
 
-    print(f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()} ({sys.platform})")
+    print(describe_machine(Path(".")))
     print(
         "writes include a final fdatasync on both sides; reads come from the page cache on both sides "
         f"(best of {READ_PASSES} passes)"

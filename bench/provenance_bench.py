@@ -23,6 +23,7 @@ from typing import Callable, Sequence
 
 import msgpack
 
+from bench.machine import describe_machine
 from engine.flowfile import ContentClaim, ResourceClaim
 from engine.provenance import (
     ProvenanceConfig,
@@ -168,8 +169,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         pool_size = min(args.ingest_events, args.events) if args.events else args.ingest_events
         timeline = Timeline(pool_size, 1.0)
         pool = [make_event(n, timeline.at(n)) for n in range(pool_size)]
-        print(f"provenance benchmark: {pool_size:,} events per ingest run, {args.events:,} for queries, "
-              f"{os.cpu_count()} CPUs")
+        print(describe_machine(root))
+        print(f"provenance benchmark: {pool_size:,} events per ingest run, {args.events:,} for queries")
         raw = raw_rate(pool, root / "raw")
         one = sustained_rate(pool, root / "ingest-1", 1)
         two = sustained_rate(pool, root / "ingest-2", 2)
