@@ -1,6 +1,6 @@
 """The FlowFile and the claims that point at its content.
 
-All three types are immutable: a change makes a new value (``FlowFile.evolve``), and the old
+All three types are immutable: a change makes a new value (``_replace``, ``with_attributes``), and the old
 one stays valid for whoever still holds it (provenance, a rolled-back session).
 """
 
@@ -45,7 +45,7 @@ class FlowFile(NamedTuple):
     identity provenance and users see. Dates are milliseconds since the epoch.
     ``lineage_start_index`` breaks ties between FlowFiles with the same lineage start date and
     ``queue_date_index`` between those queued in the same millisecond, so orderings are total.
-    The attribute mapping must never be mutated: ``evolve`` makes a new one.
+    The attribute mapping must never be mutated: ``with_attributes`` makes a new one.
     """
 
     id: int
@@ -65,10 +65,6 @@ class FlowFile(NamedTuple):
         claim = self.content_claim
         return claim.length if claim is not None else 0
 
-    def evolve(self, **changes) -> FlowFile:
-        """Return a new version of this FlowFile with ``changes`` applied."""
-        return self._replace(**changes)
-
     def with_attributes(
         self, updates: Mapping[str, str] | None = None, removed: frozenset[str] | set[str] = frozenset()
     ) -> FlowFile:
@@ -79,7 +75,3 @@ class FlowFile(NamedTuple):
         if updates:
             attributes.update(updates)
         return self._replace(attributes=attributes)
-
-    def is_penalized(self, now_ms: int) -> bool:
-        """True while the FlowFile's penalty has not yet expired."""
-        return self.penalty_expiration > now_ms

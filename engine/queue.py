@@ -73,10 +73,6 @@ class FlowFileQueue:
         with self._lock:
             return QueueSize(len(self._items), self._bytes, self._unacked_count, self._unacked_bytes)
 
-    def is_empty(self) -> bool:
-        """True when nothing waits (unacknowledged FlowFiles do not count)."""
-        return not self._items
-
     def peek(self, count: int) -> list[FlowFile]:
         """The first ``count`` waiting FlowFiles, left in place."""
         with self._lock:

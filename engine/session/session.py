@@ -42,7 +42,6 @@ __all__ = ["ProcessSession", "FlowFileHandlingError"]
 _queue_date_index = itertools.count()
 
 _IMMUTABLE_ATTRIBUTES = frozenset({"uuid"})
-_KEEP_AS_REPORTED = frozenset({E.SEND, E.UPLOAD, E.CLONE})
 ALTERNATE_IDENTIFIER = "alternate.identifier"
 DISCARD_REASON = "discard.reason"
 

@@ -21,7 +21,7 @@ import logging
 import os
 import struct
 import zlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -150,7 +150,6 @@ class JournalReadResult:
     torn_at: int | None = None
     skipped_corruption_at: int | None = None
     max_txn_id: int = -1
-    notes: list[str] = field(default_factory=list)
 
 
 def _rest_is_zero(handle, chunk: int = 1 << 20) -> bool:

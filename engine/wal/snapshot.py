@@ -27,7 +27,7 @@ import msgpack
 
 from engine.fsutil import fsync_directory
 
-__all__ = ["SnapshotCorruptionError", "SnapshotContents", "write_snapshot", "read_snapshot", "load_snapshot"]
+__all__ = ["SnapshotCorruptionError", "SnapshotContents", "read_snapshot", "load_snapshot"]
 
 log = logging.getLogger(__name__)
 
@@ -102,12 +102,6 @@ def promote_partial(directory: Path) -> None:
     """Atomically replace ``snapshot`` with ``.partial`` and make the rename durable."""
     os.replace(directory / PARTIAL_NAME, directory / SNAPSHOT_NAME)
     fsync_directory(directory)
-
-
-def write_snapshot(directory: Path, wire_records: Iterable[Any], swap_locations: Iterable[str], **header: Any) -> None:
-    """Write a snapshot through ``.partial``: write, sync, rename, sync the directory."""
-    write_partial(directory, wire_records, swap_locations, **header)
-    promote_partial(directory)
 
 
 def load_snapshot(directory: Path, *, read_only: bool = False) -> SnapshotContents | None:
