@@ -5,12 +5,15 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
+from collections import defaultdict
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
 from typing import Callable, Iterable
 
 from engine.content.claims import ResourceClaimManager
 from engine.flowfile import FlowFile, ResourceClaim
+from engine.fsutil import gc_paused
 from engine.repository.records import FlowFileRecordSerde, RepositoryRecord
 from engine.repository.swap import SwapManager, SwapSummary
 from engine.wal import SyncPolicy, WriteAheadLog
@@ -22,6 +25,11 @@ __all__ = ["FlowFileRepository", "RecoveredFlowFiles"]
 log = logging.getLogger(__name__)
 
 _DELETE = int(UpdateType.DELETE)
+_by_id = itemgetter(0)
+
+
+def _content_claim(record: RepositoryRecord):
+    return record.flowfile.content_claim
 
 
 @dataclass
@@ -84,19 +92,23 @@ class FlowFileRepository:
 
         ``read_only`` changes no file (for inspection); the repository then accepts no update.
         """
+        with gc_paused():
+            return self._recover(read_only)
+
+    def _recover(self, read_only: bool) -> RecoveredFlowFiles:
         report = self.wal.recover(read_only=read_only)
         recovered = RecoveredFlowFiles(wal=report)
-        max_id = -1
-        claims = []
-        for record in self.wal.records.values():
-            flowfile = record.flowfile
-            recovered.queues.setdefault(record.queue_id, []).append(flowfile)
-            if flowfile.content_claim is not None:
-                claims.append(flowfile.content_claim.resource_claim)
-            max_id = max(max_id, flowfile.id)
-        for flowfiles in recovered.queues.values():
-            flowfiles.sort(key=lambda f: f.id)
-        self.claim_manager.increment_all(claims)
+        records = self.wal.records
+        max_id = max(records, default=-1)
+        queues: dict[str, list[FlowFile]] = defaultdict(list)
+        for record in records.values():
+            queues[record.queue_id].append(record.flowfile)
+        for flowfiles in queues.values():
+            flowfiles.sort(key=_by_id)
+        recovered.queues = dict(queues)
+        self.claim_manager.increment_all(
+            claim.resource_claim for claim in map(_content_claim, records.values()) if claim is not None
+        )
         recovered.swap_files = self.swap.recover(read_only=read_only)
         for files in recovered.swap_files.values():
             for _, summary in files:

@@ -241,8 +241,10 @@ class WriteAheadLog(Generic[R]):
         if contents is not None:
             report.snapshot_max_txn_id = contents.max_txn_id
             report.snapshot_records = len(contents.records)
-            for wire in contents.records:
-                self._apply(serde.from_wire(wire, contents.serde_version))
+            # A snapshot holds only current states: no need to dispatch on the update type.
+            version = contents.serde_version
+            from_wire, record_id = serde.from_wire, serde.record_id
+            self.records = {record_id(record): record for record in (from_wire(w, version) for w in contents.records)}
             self.swap_locations.update(contents.swap_locations)
         max_txn = report.snapshot_max_txn_id
         for first_txn, path in list_journals(self.journal_directory):
