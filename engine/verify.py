@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from engine.content.repository import ContentRepository
+from engine.content.repository import ContentNotFoundError, ContentRepository
 from engine.flowfile import FlowFile, ResourceClaim
 from engine.repository.flowfile_repository import FlowFileRepository
 from engine.repository.swap import SwapFileError
@@ -44,7 +44,7 @@ def verify(
     ``in_flight`` ones held by open sessions).
     """
     result = Verification()
-    lengths: dict[ResourceClaim, int | None] = {}
+    lengths: dict[ResourceClaim, int | str] = {}
 
     def check(flowfile: FlowFile, where: str) -> None:
         claim = flowfile.content_claim
@@ -53,16 +53,10 @@ def verify(
         resource = claim.resource_claim
         result.references[resource] += 1
         if resource not in lengths:
-            try:
-                lengths[resource] = content.path(resource).stat().st_size
-            except (FileNotFoundError, LookupError, OSError):
-                lengths[resource] = None
+            lengths[resource] = _live_length(content, resource)
         length = lengths[resource]
-        if length is None:
-            state = "archived" if content.archive_path(resource).exists() else "missing"
-            result.problems.append(
-                f"FlowFile {flowfile.uuid} ({where}) references content {resource}, which is {state}"
-            )
+        if isinstance(length, str):
+            result.problems.append(f"FlowFile {flowfile.uuid} ({where}) references content {resource}, which is {length}")
         elif length < claim.offset + claim.length:
             result.problems.append(
                 f"FlowFile {flowfile.uuid} ({where}) references bytes [{claim.offset}, "
@@ -100,3 +94,13 @@ def verify(
                 )
     result.unreferenced_claims = sorted(set(content.iter_resource_claims()) - set(result.references))
     return result
+
+
+def _live_length(content: ContentRepository, resource: ResourceClaim) -> int | str:
+    """The size of a claim's live file, or why there is none ("missing", "archived", ...)."""
+    try:
+        return content.path(resource).stat().st_size
+    except ContentNotFoundError as error:
+        return f"unreadable: {error}"
+    except OSError:
+        return "archived" if content.archive_path(resource).exists() else "missing"

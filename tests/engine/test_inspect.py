@@ -99,3 +99,17 @@ def test_it_changes_nothing(tmp_path):
 def test_not_a_data_directory(tmp_path):
     result = run_inspect(str(tmp_path / "nothing"))
     assert result.returncode == 2 and "not a node data directory" in result.stderr
+
+
+def test_a_claim_in_an_unknown_container_makes_it_fail(tmp_path):
+    storage, queued = populate(tmp_path)
+    flowfiles = storage.flowfiles
+    from engine.repository.records import RepositoryRecord
+
+    stray = queued[0]
+    moved = stray._replace(content_claim=stray.content_claim._replace(
+        resource_claim=stray.content_claim.resource_claim._replace(container="elsewhere")))
+    flowfiles.update([RepositoryRecord.update(moved, "greetings", None)])
+    result = run_inspect(str(tmp_path))
+    assert result.returncode == 1
+    assert "unknown container 'elsewhere'" in result.stdout
