@@ -1,0 +1,331 @@
+"""The function library: each function's signature (subject type, parameters, result) and implementation."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import itertools
+import json
+import math
+import random as _random
+import socket
+import threading
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone, tzinfo
+from urllib.parse import quote_plus, unquote_plus
+
+from engine.expression.dates import UTC, DatePattern
+from engine.expression.types import Type, Value, java_replacement, to_date, to_string
+
+__all__ = ["Function", "Scope", "FUNCTIONS", "PROPAGATE", "CALL"]
+
+PROPAGATE = object()  # a null subject makes the result null
+CALL = object()  # the implementation handles a null subject itself
+
+
+class Scope:
+    """What names resolve against: FlowFile attributes first, then variables."""
+
+    __slots__ = ("attributes", "variables")
+
+    def __init__(self, attributes: Mapping[str, str], variables: Mapping[str, str] | None) -> None:
+        self.attributes = attributes
+        self.variables = variables or {}
+
+    def lookup(self, name: str) -> str | None:
+        """Return the value of ``name``, or None when neither scope has it."""
+        value = self.attributes.get(name)
+        return self.variables.get(name) if value is None else value
+
+
+@dataclass(frozen=True)
+class Function:
+    """One expression-language function. ``subject`` is None for functions that start an expression."""
+
+    name: str
+    impl: Callable[..., Value]
+    subject: Type | None
+    result: Type
+    params: tuple[Type, ...] = ()
+    optional: tuple[Type, ...] = ()
+    variadic: Type | None = None
+    on_null: object = PROPAGATE
+    combine: Callable[[list[bool]], bool] | None = None
+
+    @property
+    def arity(self) -> str:
+        """The accepted argument count in words, for error messages."""
+        low, high = len(self.params), len(self.params) + len(self.optional)
+        if self.variadic is not None:
+            return f"at least {low} argument{'s' * (low != 1)}"
+        if low == high:
+            return "no arguments" if low == 0 else f"{low} argument{'s' * (low != 1)}"
+        return f"{low} to {high} arguments"
+
+    def accepts(self, count: int) -> bool:
+        """Whether ``count`` arguments fit this function's signature."""
+        low = len(self.params)
+        return count >= low if self.variadic is not None else low <= count <= low + len(self.optional)
+
+    def param_type(self, index: int) -> Type:
+        """The type of argument ``index`` (0-based)."""
+        fixed = self.params + self.optional
+        return fixed[index] if index < len(fixed) else self.variadic  # type: ignore[return-value]
+
+
+def _whole(value: int | float, what: str) -> int:
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise ValueError(f"{what} must be a whole number, got {value!r}")
+        return int(value)
+    return value
+
+
+def _substring(subject: str, start: int | float, end: int | float | None = None) -> str:
+    begin = _whole(start, "start")
+    stop = len(subject) if end is None else _whole(end, "end")
+    if not 0 <= begin <= stop <= len(subject):
+        raise ValueError(f"range {begin}..{stop} is outside a value of length {len(subject)}")
+    return subject[begin:stop]
+
+
+def _before(subject: str, search: str) -> str:
+    index = subject.find(search)
+    return subject if index < 0 else subject[:index]
+
+
+def _before_last(subject: str, search: str) -> str:
+    index = subject.rfind(search)
+    return subject if index < 0 else subject[:index]
+
+
+def _after(subject: str, search: str) -> str:
+    index = subject.find(search)
+    return subject if index < 0 else subject[index + len(search):]
+
+
+def _after_last(subject: str, search: str) -> str:
+    index = subject.rfind(search)
+    return subject if index < 0 else subject[index + len(search):]
+
+
+def _regex_replace(count: int) -> Callable[..., str]:
+    def replace(subject: str, regex, replacement: str) -> str:
+        return regex.sub(java_replacement(replacement, regex.groups), subject, count=count)
+    return replace
+
+
+def _pad(left: bool) -> Callable[..., str]:
+    def pad(subject: str, width: int | float, padding: str = "_") -> str:
+        missing = _whole(width, "length") - len(subject)
+        if missing <= 0 or not padding:
+            return subject
+        fill = (padding * missing)[:missing]
+        return fill + subject if left else subject + fill
+    return pad
+
+
+def _is_empty(subject: Value) -> bool:
+    text = to_string(subject)
+    return text is None or not text.strip()
+
+
+def _equals(subject: Value, other: Value) -> bool:
+    return to_string(subject) == to_string(other)
+
+
+def _equals_ignore_case(subject: Value, other: Value) -> bool:
+    left, right = to_string(subject), to_string(other)
+    return left == right if left is None or right is None else left.lower() == right.lower()
+
+
+def _divide(left: int | float, right: int | float) -> int | float:
+    if isinstance(left, int) and isinstance(right, int):
+        if right == 0:
+            raise ValueError("division by zero")
+        # Whole-number division truncates toward zero, as in Java.
+        quotient = abs(left) // abs(right)
+        return quotient if (left < 0) == (right < 0) else -quotient
+    if right == 0:
+        raise ValueError("division by zero")
+    return left / right
+
+
+def _mod(left: int | float, right: int | float) -> int | float:
+    if right == 0:
+        raise ValueError("division by zero")
+    if isinstance(left, int) and isinstance(right, int):
+        return left - right * _divide(left, right)  # sign follows the dividend, as in Java
+    return math.fmod(left, right)
+
+
+def _url_encode(subject: str) -> str:
+    return quote_plus(subject, safe="*").replace("~", "%7E")
+
+
+def _escape_json(subject: str) -> str:
+    return json.dumps(subject, ensure_ascii=False)[1:-1].replace("/", "\\/")
+
+
+def _unescape_json(subject: str) -> str:
+    try:
+        return json.loads(f'"{subject}"')
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"invalid JSON escape: {exc.msg}") from None
+
+
+def _escape_xml(subject: str) -> str:
+    return (subject.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;").replace("'", "&apos;"))
+
+
+def _escape_csv(subject: str) -> str:
+    if any(char in subject for char in ',"\r\n'):
+        return '"' + subject.replace('"', '""') + '"'
+    return subject
+
+
+def _base64_decode(subject: str) -> str:
+    try:
+        return base64.b64decode(subject, validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"invalid Base64 value: {exc}") from None
+
+
+def _hash(subject: str, algorithm: str) -> str:
+    name = algorithm.replace("-", "").lower()
+    if name not in hashlib.algorithms_available:
+        raise ValueError(f"unknown hash algorithm {algorithm!r}")
+    return hashlib.new(name, subject.encode("utf-8")).hexdigest()
+
+
+def _to_date(subject: Value, pattern: DatePattern | None = None, zone: tzinfo = UTC) -> datetime:
+    if pattern is None or not isinstance(subject, str):
+        return to_date(subject)
+    return pattern.parse(subject.strip(), zone)
+
+
+def _format(subject: datetime, pattern: DatePattern, zone: tzinfo = UTC) -> str:
+    return pattern.format(subject.astimezone(zone))
+
+
+_counter = itertools.count()
+_counter_lock = threading.Lock()
+
+
+def _next_int(scope: Scope) -> int:
+    with _counter_lock:
+        return next(_counter)
+
+
+def _hostname(scope: Scope, fqdn: bool = False) -> str:
+    return socket.getfqdn() if fqdn else socket.gethostname()
+
+
+def _ip(scope: Scope) -> str:
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return "127.0.0.1"
+
+
+def _named(scope: Scope, *names: str) -> list[str | None]:
+    return [scope.lookup(name) for name in names]
+
+
+def _matching(scope: Scope, regex) -> list[str]:
+    return [value for name, value in scope.attributes.items() if regex.fullmatch(name)]
+
+
+def _any(results: list[bool]) -> bool:
+    return any(results)
+
+
+def _all(results: list[bool]) -> bool:
+    # With no attributes to test there is nothing that satisfies the condition.
+    return bool(results) and all(results)
+
+
+S, N, B, D, A = Type.STRING, Type.NUMBER, Type.BOOLEAN, Type.DATE, Type.ANY
+
+_LIBRARY = [
+    # Expressions that start without a subject.
+    Function("now", lambda scope: datetime.now(timezone.utc), None, D),
+    Function("UUID", lambda scope: str(uuid.uuid4()), None, S),
+    Function("nextInt", _next_int, None, N),
+    Function("random", lambda scope: _random.getrandbits(63), None, N),
+    Function("hostname", _hostname, None, S, optional=(B,)),
+    Function("ip", _ip, None, S),
+    Function("literal", lambda scope, value: to_string(value), None, S, params=(A,)),
+    Function("anyAttribute", _named, None, Type.MULTI, params=(S,), variadic=S, combine=_any),
+    Function("allAttributes", _named, None, Type.MULTI, params=(S,), variadic=S, combine=_all),
+    Function("anyMatchingAttribute", _matching, None, Type.MULTI, params=(Type.REGEX,), combine=_any),
+    Function("allMatchingAttributes", _matching, None, Type.MULTI, params=(Type.REGEX,), combine=_all),
+    # Strings.
+    Function("toUpper", str.upper, S, S),
+    Function("toLower", str.lower, S, S),
+    Function("trim", str.strip, S, S),
+    Function("length", lambda s: 0 if s is None else len(s), S, N, on_null=CALL),
+    Function("substring", _substring, S, S, params=(N,), optional=(N,)),
+    Function("substringBefore", _before, S, S, params=(S,)),
+    Function("substringBeforeLast", _before_last, S, S, params=(S,)),
+    Function("substringAfter", _after, S, S, params=(S,)),
+    Function("substringAfterLast", _after_last, S, S, params=(S,)),
+    Function("indexOf", lambda s, search: s.find(search), S, N, params=(S,)),
+    Function("lastIndexOf", lambda s, search: s.rfind(search), S, N, params=(S,)),
+    Function("append", lambda s, other: (s or "") + other, S, S, params=(S,), on_null=CALL),
+    Function("prepend", lambda s, other: other + (s or ""), S, S, params=(S,), on_null=CALL),
+    Function("replace", lambda s, old, new: s.replace(old, new), S, S, params=(S, S)),
+    Function("replaceFirst", _regex_replace(1), S, S, params=(Type.REGEX, S)),
+    Function("replaceAll", _regex_replace(0), S, S, params=(Type.REGEX, S)),
+    Function("replaceNull", lambda s, default: default if s is None else s, A, A, params=(A,), on_null=CALL),
+    Function("replaceEmpty", lambda s, default: default if _is_empty(s) else s, A, A, params=(A,), on_null=CALL),
+    Function("padLeft", _pad(left=True), S, S, params=(N,), optional=(S,)),
+    Function("padRight", _pad(left=False), S, S, params=(N,), optional=(S,)),
+    Function("toString", to_string, A, S),
+    # Encodings.
+    Function("urlEncode", _url_encode, S, S),
+    Function("urlDecode", unquote_plus, S, S),
+    Function("escapeJson", _escape_json, S, S),
+    Function("unescapeJson", _unescape_json, S, S),
+    Function("escapeXml", _escape_xml, S, S),
+    Function("escapeCsv", _escape_csv, S, S),
+    Function("base64Encode", lambda s: base64.b64encode(s.encode("utf-8")).decode("ascii"), S, S),
+    Function("base64Decode", _base64_decode, S, S),
+    Function("hash", _hash, S, S, params=(S,)),
+    # Booleans.
+    Function("isNull", lambda s: s is None, A, B, on_null=CALL),
+    Function("notNull", lambda s: s is not None, A, B, on_null=CALL),
+    Function("isEmpty", _is_empty, A, B, on_null=CALL),
+    Function("equals", _equals, A, B, params=(A,), on_null=CALL),
+    Function("equalsIgnoreCase", _equals_ignore_case, A, B, params=(A,), on_null=CALL),
+    Function("contains", lambda s, search: search in s, S, B, params=(S,), on_null=False),
+    Function("startsWith", str.startswith, S, B, params=(S,), on_null=False),
+    Function("endsWith", str.endswith, S, B, params=(S,), on_null=False),
+    Function("matches", lambda s, regex: regex.fullmatch(s) is not None, S, B, params=(Type.REGEX,), on_null=False),
+    Function("find", lambda s, regex: regex.search(s) is not None, S, B, params=(Type.REGEX,), on_null=False),
+    Function("in", lambda s, *values: s in values, S, B, params=(S,), variadic=S, on_null=False),
+    Function("not", lambda s: not s, B, B),
+    Function("and", lambda s, other: s and other, B, B, params=(B,)),
+    Function("or", lambda s, other: s or other, B, B, params=(B,)),
+    Function("gt", lambda s, other: s > other, N, B, params=(N,), on_null=False),
+    Function("ge", lambda s, other: s >= other, N, B, params=(N,), on_null=False),
+    Function("lt", lambda s, other: s < other, N, B, params=(N,), on_null=False),
+    Function("le", lambda s, other: s <= other, N, B, params=(N,), on_null=False),
+    Function("ifElse", lambda s, then, other: then if s else other, B, A, params=(A, A)),
+    # Numbers.
+    Function("toNumber", lambda s: s, N, N),
+    Function("toDecimal", float, N, N),
+    Function("plus", lambda s, other: s + other, N, N, params=(N,)),
+    Function("minus", lambda s, other: s - other, N, N, params=(N,)),
+    Function("multiply", lambda s, other: s * other, N, N, params=(N,)),
+    Function("divide", _divide, N, N, params=(N,)),
+    Function("mod", _mod, N, N, params=(N,)),
+    # Dates.
+    Function("toDate", _to_date, A, D, optional=(Type.DATE_PATTERN, Type.ZONE)),
+    Function("format", _format, D, S, params=(Type.DATE_PATTERN,), optional=(Type.ZONE,)),
+]
+
+FUNCTIONS: dict[str, Function] = {function.name: function for function in _LIBRARY}

@@ -1,0 +1,238 @@
+"""Recursive-descent parser from expression text to a checked syntax tree."""
+
+from __future__ import annotations
+
+import re
+
+from engine.expression.errors import ExpressionError
+from engine.expression.functions import FUNCTIONS, Function
+from engine.expression.nodes import Attribute, Call, Coerce, Const, MultiCall, Node, Template
+from engine.expression.types import Type, coerce, compatible
+
+__all__ = ["parse"]
+
+_SPECIAL = frozenset("$|{}()[],:;/*'\" \t\r\n")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NUMBER = re.compile(r"-?\d+(\.\d+)?")
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"'}
+
+
+def parse(text: str) -> Template:
+    """Parse a property value into a Template; raises ExpressionError at the first problem."""
+    return _Parser(text).template()
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.pos = 0
+
+    def template(self) -> Template:
+        text = self.text
+        parts: list[str | Node] = []
+        literal: list[str] = []
+        i = 0
+        while i < len(text):
+            dollar = text.find("$", i)
+            if dollar < 0:
+                literal.append(text[i:])
+                break
+            literal.append(text[i:dollar])
+            end = dollar
+            while end < len(text) and text[end] == "$":
+                end += 1
+            run = end - dollar
+            if end < len(text) and text[end] == "{":
+                # Before '{', each '$$' is an escaped '$'; an odd '$' left over opens an expression.
+                literal.append("$" * (run // 2))
+                if run % 2:
+                    if literal:
+                        parts.append("".join(literal))
+                        literal = []
+                    parts.append(self.expression(end - 1))
+                    i = self.pos
+                    continue
+            else:
+                literal.append("$" * run)
+            i = end
+        if literal:
+            parts.append("".join(literal))
+        return Template([part for part in parts if part != ""])
+
+    def peek(self) -> str:
+        return self.text[self.pos] if self.pos < len(self.text) else ""
+
+    def skip_spaces(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos] in " \t\r\n":
+            self.pos += 1
+
+    def found(self) -> str:
+        char = self.peek()
+        return repr(char) if char else "end of text"
+
+    @staticmethod
+    def unterminated(start: int) -> ExpressionError:
+        return ExpressionError("unterminated '${': expected '}'", start)
+
+    def expression(self, start: int) -> Node:
+        self.pos = start + 2
+        node = self.subject(start)
+        while True:
+            self.skip_spaces()
+            char = self.peek()
+            if char == "}":
+                self.pos += 1
+                break
+            if char == ":":
+                self.pos += 1
+                node = self.call(node, start)
+            elif not char:
+                raise self.unterminated(start)
+            else:
+                raise ExpressionError(f"expected ':' or '}}' but found {char!r}", self.pos)
+        if node.type is Type.MULTI:
+            name = node.function.name  # type: ignore[attr-defined]
+            raise ExpressionError(f"'{name}' must be followed by a boolean function such as isEmpty()",
+                                  node.position)
+        return node
+
+    def subject(self, start: int) -> Node:
+        self.skip_spaces()
+        position = self.pos
+        char = self.peek()
+        if not char:
+            raise self.unterminated(start)
+        if char in "'\"":
+            return Attribute(self.string(), position)
+        while self.pos < len(self.text) and self.text[self.pos] not in _SPECIAL:
+            self.pos += 1
+        name = self.text[position:self.pos]
+        if not name:
+            raise ExpressionError(f"expected an attribute name or function but found {char!r}", position)
+        self.skip_spaces()
+        if self.peek() == "(":
+            function = self.function(name, position)
+            if function.subject is not None:
+                raise ExpressionError(f"function '{name}' needs a subject, as in ${{attribute:{name}(...)}}",
+                                      position)
+            return self.make_call(function, None, self.arguments(start), position)
+        if name[0].isdigit():
+            raise ExpressionError(f"attribute name {name!r} starts with a digit and must be quoted", position)
+        return Attribute(name, position)
+
+    def call(self, subject: Node, start: int) -> Node:
+        self.skip_spaces()
+        position = self.pos
+        match = _IDENTIFIER.match(self.text, self.pos)
+        if match is None:
+            if not self.peek():
+                raise self.unterminated(start)
+            raise ExpressionError(f"expected a function name after ':' but found {self.found()}", position)
+        self.pos = match.end()
+        function = self.function(match.group(), position)
+        if function.subject is None:
+            raise ExpressionError(f"function '{function.name}' does not take a subject", position)
+        self.skip_spaces()
+        if self.peek() != "(":
+            if not self.peek():
+                raise self.unterminated(start)
+            raise ExpressionError(f"expected '(' after '{function.name}' but found {self.found()}", self.pos)
+        return self.make_call(function, subject, self.arguments(start), position)
+
+    @staticmethod
+    def function(name: str, position: int) -> Function:
+        function = FUNCTIONS.get(name)
+        if function is None:
+            raise ExpressionError(f"unknown function '{name}'", position)
+        return function
+
+    def arguments(self, start: int) -> list[tuple[Node, int]]:
+        self.pos += 1
+        args: list[tuple[Node, int]] = []
+        self.skip_spaces()
+        if self.peek() == ")":
+            self.pos += 1
+            return args
+        while True:
+            self.skip_spaces()
+            position = self.pos
+            args.append((self.argument(start), position))
+            self.skip_spaces()
+            char = self.peek()
+            self.pos += 1
+            if char == ")":
+                return args
+            if char != ",":
+                self.pos -= 1
+                if not char:
+                    raise self.unterminated(start)
+                raise ExpressionError(f"expected ',' or ')' but found {char!r}", self.pos)
+
+    def argument(self, start: int) -> Node:
+        self.skip_spaces()
+        position = self.pos
+        char = self.peek()
+        if not char:
+            raise self.unterminated(start)
+        if char in "'\"":
+            return Const(self.string(), position)
+        if self.text.startswith("${", position):
+            return self.expression(position)
+        number = _NUMBER.match(self.text, position)
+        if number is not None:
+            self.pos = number.end()
+            return Const(float(number.group()) if number.group(1) else int(number.group()), position)
+        word = _IDENTIFIER.match(self.text, position)
+        if word is not None and word.group() in ("true", "false"):
+            self.pos = word.end()
+            return Const(word.group() == "true", position)
+        raise ExpressionError(
+            f"expected an argument (a quoted string, number, true, false or ${{...}}) but found {char!r}", position)
+
+    def string(self) -> str:
+        quote, start = self.text[self.pos], self.pos
+        self.pos += 1
+        out: list[str] = []
+        while self.pos < len(self.text):
+            char = self.text[self.pos]
+            if char == quote:
+                self.pos += 1
+                return "".join(out)
+            if char == "\\" and self.pos + 1 < len(self.text):
+                following = self.text[self.pos + 1]
+                # Unknown escapes keep their backslash so regular expressions such as '\d' pass through.
+                out.append(_ESCAPES.get(following, "\\" + following))
+                self.pos += 2
+            else:
+                out.append(char)
+                self.pos += 1
+        raise ExpressionError("unterminated string literal", start)
+
+    @staticmethod
+    def make_call(function: Function, subject: Node | None, args: list[tuple[Node, int]], position: int) -> Node:
+        name = function.name
+        if not function.accepts(len(args)):
+            raise ExpressionError(f"function '{name}' takes {function.arity} but got {len(args)}", position)
+        if subject is not None and subject.type is not Type.MULTI and not compatible(subject.type, function.subject):
+            raise ExpressionError(f"function '{name}' cannot be applied to a {subject.type.value} "
+                                  f"(it expects a {function.subject.value})", position)  # type: ignore[union-attr]
+        checked: list[Node] = []
+        for index, (arg, arg_position) in enumerate(args):
+            required = function.param_type(index)
+            label = f"argument {index + 1} of '{name}'"
+            if isinstance(arg, Const):
+                try:
+                    checked.append(Const(coerce(arg.value, required), arg_position))  # type: ignore[arg-type]
+                except ValueError as exc:
+                    raise ExpressionError(f"{label}: {exc}", arg_position) from None
+            elif not compatible(arg.type, required):
+                raise ExpressionError(f"{label} must be a {required.value} but the expression gives a "
+                                      f"{arg.type.value}", arg_position)
+            else:
+                checked.append(Coerce(arg, required, label, arg_position))
+        if subject is not None and subject.type is Type.MULTI:
+            if function.result is not Type.BOOLEAN:
+                raise ExpressionError(f"'{subject.function.name}' must be followed by a boolean function, "  # type: ignore[attr-defined]
+                                      f"not '{name}'", position)
+            return MultiCall(subject, function, checked, position)  # type: ignore[arg-type]
+        return Call(function, subject, checked, position)
