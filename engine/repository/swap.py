@@ -3,7 +3,8 @@
 Layout of ``swap/<millis>-<queue id>-<uuid>.swap``::
 
     b"FSSWAP1\\n"
-    u32 length, u32 CRC32, msgpack summary  {queue, count, bytes, max_id, claims, min_queue_date, total_queue_date}
+    u32 length, u32 CRC32, msgpack summary  {queue, count, bytes, max_id, claims, min_queue_date, total_queue_date,
+                                             order}
     u32 length, u32 CRC32, msgpack array of FlowFile wire records
 
 A swap file is written to ``.swap.part``, synced and renamed before the SWAP_OUT records reach
@@ -56,6 +57,7 @@ class SwapSummary:
     claims: dict[ResourceClaim, int]
     min_queue_date: int
     total_queue_date: int
+    order: Any = None
 
 
 def _frame(payload: bytes) -> bytes:
@@ -84,12 +86,16 @@ class SwapManager:
         """The file of a swap location."""
         return self.directory / location
 
-    def swap_out(self, queue_id: str, flowfiles: Sequence[FlowFile]) -> str:
-        """Write ``flowfiles`` of ``queue_id`` to a new swap file and log it; return its location."""
+    def swap_out(self, queue_id: str, flowfiles: Sequence[FlowFile], order: Any = None) -> str:
+        """Write ``flowfiles`` of ``queue_id`` to a new swap file and log it; return its location.
+
+        ``order`` is kept in the summary as it is: the queue stores what it needs to place the
+        file among its FlowFiles without reading it back.
+        """
         self.directory.mkdir(exist_ok=True)
         location = f"{int(time.time() * 1000)}-{queue_id}-{uuid.uuid4()}.swap"
         part = self.directory / (location + ".part")
-        summary = self._summarize(queue_id, flowfiles)
+        summary = self._summarize(queue_id, flowfiles, order)
         body = [_serde.to_wire(RepositoryRecord(UpdateType.CREATE, flowfile, queue_id)) for flowfile in flowfiles]
         with open(part, "wb") as handle:
             handle.write(MAGIC)
@@ -142,7 +148,8 @@ class SwapManager:
             raise SwapFileError(f"swap file {path} named by the FlowFile repository is missing") from None
         claims = {ResourceClaim(c, s, i): n for (c, s, i, n) in raw["claims"]}
         return SwapSummary(
-            raw["queue"], raw["count"], raw["bytes"], raw["max_id"], claims, raw["min_queue_date"], raw["total_queue_date"]
+            raw["queue"], raw["count"], raw["bytes"], raw["max_id"], claims, raw["min_queue_date"],
+            raw["total_queue_date"], raw.get("order"),
         )
 
     def recover(self, *, read_only: bool = False) -> dict[str, list[tuple[str, SwapSummary]]]:
@@ -165,8 +172,19 @@ class SwapManager:
             by_queue.setdefault(summary.queue_id, []).append((location, summary))
         return by_queue
 
+    def delete(self, location: str) -> SwapSummary:
+        """Remove a swap file whose FlowFiles leave the node (a dropped queue): log it, give up
+        its claimants, delete the file. Returns its summary."""
+        summary = self.read_summary(location)
+        self.repository.update([RepositoryRecord(UpdateType.SWAP_FILE_DELETED, None, swap_location=location)],
+                               force_sync=True)
+        for claim, count in summary.claims.items():
+            self.repository.claim_manager.decrement(claim, count)
+        self.path(location).unlink(missing_ok=True)
+        return summary
+
     @staticmethod
-    def _summarize(queue_id: str, flowfiles: Sequence[FlowFile]) -> dict[str, Any]:
+    def _summarize(queue_id: str, flowfiles: Sequence[FlowFile], order: Any = None) -> dict[str, Any]:
         claims = Counter(f.content_claim.resource_claim for f in flowfiles if f.content_claim is not None)
         queue_dates = [f.last_queue_date for f in flowfiles]
         return {
@@ -177,4 +195,5 @@ class SwapManager:
             "claims": [(rc.container, rc.section, rc.identifier, n) for rc, n in claims.items()],
             "min_queue_date": min(queue_dates, default=0),
             "total_queue_date": sum(queue_dates),
+            "order": order,
         }

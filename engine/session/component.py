@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
-from engine.queue import FlowFileQueue
+from engine.queue import FlowFileQueue, Polled
+
+if TYPE_CHECKING:
+    from engine.session.session import SessionCounts
 
 __all__ = ["SessionComponent"]
 
@@ -15,7 +18,8 @@ class SessionComponent:
     """A processor (or funnel) as its sessions see it: its queues and relationships.
 
     ``outgoing`` maps each relationship to the queues of its connections; a relationship in
-    ``auto_terminated`` with no connection drops what is sent to it.
+    ``auto_terminated`` with no connection drops what is sent to it. ``on_session_end`` receives
+    the counts of every session that ends (committed or rolled back), for statistics.
     """
 
     identifier: str
@@ -25,8 +29,9 @@ class SessionComponent:
     auto_terminated: frozenset[str] = frozenset()
     penalty_duration: float = 30.0
     next_incoming: int = 0
+    on_session_end: Callable[[SessionCounts], None] | None = None
 
-    def poll_incoming(self, max_count: int) -> list[tuple[FlowFileQueue, list]]:
+    def poll_incoming(self, max_count: int) -> list[tuple[FlowFileQueue, Polled]]:
         """Take up to ``max_count`` FlowFiles from the incoming queues, round robin."""
         taken = []
         queues = self.incoming
@@ -36,8 +41,8 @@ class SessionComponent:
                 break
             queue = queues[self.next_incoming % len(queues)]
             self.next_incoming = (self.next_incoming + 1) % len(queues)
-            flowfiles = queue.poll(remaining)
-            if flowfiles:
-                taken.append((queue, flowfiles))
-                remaining -= len(flowfiles)
+            polled = queue.poll(remaining)
+            if polled.flowfiles or polled.expired:
+                taken.append((queue, polled))
+                remaining -= len(polled.flowfiles)
         return taken

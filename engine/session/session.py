@@ -9,16 +9,25 @@ Commit order (each step only after the previous one succeeded):
 3. register the provenance events;
 4. write one FlowFile-repository transaction holding every change;
 5. hand the FlowFiles to their destination queues;
-6. acknowledge the FlowFiles taken from the incoming queues.
+6. acknowledge the FlowFiles taken from the incoming queues;
+7. run the callbacks registered with ``on_commit`` (a source deletes the files it picked up,
+   a lister saves its state): what they do happens at least once, never before the commit.
 
 A failure before step 4 completes rolls the session back; after a crash the transaction is
 either wholly in the FlowFile repository or wholly absent from it.
+
+A session belongs to one task at a time. ``terminate`` may come from another thread (an
+operator ending a stuck task): it rolls the session back, and every later call on it raises
+``TaskTerminatedError``.
 """
 
 from __future__ import annotations
 
+import functools
 import io
 import itertools
+import logging
+import threading
 import time
 import uuid as uuid_module
 from collections import defaultdict
@@ -36,7 +45,9 @@ from engine.wal import SyncPolicy
 if TYPE_CHECKING:
     from engine.storage import NodeStorage
 
-__all__ = ["ProcessSession", "FlowFileHandlingError"]
+__all__ = ["ProcessSession", "FlowFileHandlingError", "SessionCounts", "TaskTerminatedError"]
+
+log = logging.getLogger(__name__)
 
 #: Breaks ties between FlowFiles queued in the same millisecond.
 _queue_date_index = itertools.count()
@@ -48,6 +59,38 @@ DISCARD_REASON = "discard.reason"
 
 class FlowFileHandlingError(Exception):
     """A FlowFile was used in a way the session cannot honour (unknown, stale, unrouted...)."""
+
+
+class TaskTerminatedError(Exception):
+    """The session's task was terminated by an operator: its work was discarded."""
+
+
+@dataclass
+class SessionCounts:
+    """What one session moved: reported to the component's statistics when it ends."""
+
+    flowfiles_in: int = 0
+    bytes_in: int = 0
+    flowfiles_out: int = 0
+    bytes_out: int = 0
+    bytes_read: int = 0
+    bytes_written: int = 0
+    committed: bool = False
+
+
+def _guarded(method):
+    """Run a public session method under the session lock, refusing once terminated."""
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with self._lock:
+            if self._terminated:
+                raise TaskTerminatedError(
+                    f"the task of {self.component.component_type} {self.component.identifier} was terminated"
+                )
+            return method(self, *args, **kwargs)
+
+    return wrapper
 
 
 @dataclass
@@ -62,6 +105,7 @@ class _Record:
     removed: bool = False
     owned_claim: ContentClaim | None = None
     parents: tuple[FlowFile, ...] = ()
+    expired: bool = False
 
 
 @dataclass
@@ -96,6 +140,10 @@ class ProcessSession:
         self._records: dict[int, _Record] = {}
         self._held: list[_Held] = []
         self._started = time.monotonic()
+        self._on_commit: list[Callable[[], None]] = []
+        self._counts = SessionCounts()
+        self._lock = threading.RLock()
+        self._terminated = False
 
     # -- taking and making FlowFiles ------------------------------------------------------
 
@@ -104,15 +152,66 @@ class ProcessSession:
         batch = self.get_batch(1)
         return batch[0] if batch else None
 
+    @_guarded
     def get_batch(self, max_count: int) -> list[FlowFile]:
-        """Up to ``max_count`` FlowFiles from the incoming queues."""
+        """Up to ``max_count`` FlowFiles from the incoming queues.
+
+        Expired FlowFiles met on the way are taken too and dropped at commit (EXPIRE).
+        """
         taken = []
-        for queue, flowfiles in self.component.poll_incoming(max_count):
-            for flowfile in flowfiles:
-                self._records[flowfile.id] = _Record(flowfile, flowfile, queue)
+        records = self._records
+        counts = self._counts
+        for queue, polled in self.component.poll_incoming(max_count):
+            for flowfile in polled.flowfiles:
+                records[flowfile.id] = _Record(flowfile, flowfile, queue)
                 taken.append(flowfile)
+                counts.flowfiles_in += 1
+                counts.bytes_in += flowfile.size
+            for flowfile in polled.expired:
+                records[flowfile.id] = _Record(flowfile, flowfile, queue, expired=True)
         return taken
 
+    @_guarded
+    def adopt_expired(self, queue: FlowFileQueue, flowfiles: Iterable[FlowFile]) -> None:
+        """Take FlowFiles a queue found expired (already taken from it) to drop them at commit."""
+        for flowfile in flowfiles:
+            self._records[flowfile.id] = _Record(flowfile, flowfile, queue, expired=True)
+
+    @_guarded
+    def migrate(self, other: ProcessSession, flowfiles: Iterable[FlowFile]) -> None:
+        """Hand FlowFiles (taken by this session, with their pending changes) over to ``other``.
+
+        Used by processors that hold FlowFiles across triggers in sessions of their own (bins).
+        Provenance events about them move too.
+        """
+        moved = set()
+        for flowfile in flowfiles:
+            record = self._record_of(flowfile)
+            if record.original is None or record.parents:
+                raise FlowFileHandlingError(f"FlowFile {flowfile.uuid} was created in this session: cannot migrate it")
+            del self._records[flowfile.id]
+            moved.add(flowfile.uuid)
+            with other._lock:
+                other._records[flowfile.id] = record
+                other._counts.flowfiles_in += 1
+                other._counts.bytes_in += record.original.size
+            self._counts.flowfiles_in -= 1
+            self._counts.bytes_in -= record.original.size
+        kept = [held for held in self._held if held.event.flowfile_uuid not in moved]
+        with other._lock:
+            other._held.extend(held for held in self._held if held.event.flowfile_uuid in moved)
+        self._held = kept
+
+    def on_commit(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` once this session's next commit has succeeded (never on rollback)."""
+        self._on_commit.append(callback)
+
+    @property
+    def counts(self) -> SessionCounts:
+        """What the session has moved so far."""
+        return self._counts
+
+    @_guarded
     def create(self, parents: FlowFile | Sequence[FlowFile] | None = None) -> FlowFile:
         """A new FlowFile without content; with parents it inherits their attributes and lineage.
 
@@ -136,6 +235,7 @@ class ProcessSession:
         self._records[new_id] = _Record(None, flowfile, parents=parents)
         return flowfile
 
+    @_guarded
     def clone(self, flowfile: FlowFile, offset: int | None = None, size: int | None = None) -> FlowFile:
         """A copy sharing the content (no bytes copied); with ``offset``/``size`` a slice of it.
 
@@ -166,11 +266,13 @@ class ProcessSession:
 
     # -- content --------------------------------------------------------------------------
 
+    @_guarded
     def read(self, flowfile: FlowFile) -> BinaryIO:
         """A stream over the FlowFile's content (empty without content); close it when done."""
         flowfile = self._require_current(flowfile)
         if flowfile.content_claim is None:
             return io.BytesIO(b"")
+        self._counts.bytes_read += flowfile.size
         return self.storage.content.open_reader(flowfile.content_claim)
 
     def read_bytes(self, flowfile: FlowFile) -> bytes:
@@ -178,6 +280,7 @@ class ProcessSession:
         with self.read(flowfile) as stream:
             return stream.read()
 
+    @_guarded
     def write(self, flowfile: FlowFile, callback: Callable[[BinaryIO], None]) -> FlowFile:
         """Replace the content with what ``callback`` writes to the stream it is given."""
         record = self._record_of(flowfile)
@@ -187,7 +290,9 @@ class ProcessSession:
         except BaseException:
             writer.abort()
             raise
-        return self._replace_claim(record, writer.close())
+        claim = writer.close()
+        self._counts.bytes_written += claim.length
+        return self._replace_claim(record, claim)
 
     def write_bytes(self, flowfile: FlowFile, data: bytes) -> FlowFile:
         """Replace the content with ``data``."""
@@ -212,6 +317,7 @@ class ProcessSession:
         """Set one attribute (``uuid`` cannot be changed)."""
         return self.put_all_attributes(flowfile, {key: value})
 
+    @_guarded
     def put_all_attributes(self, flowfile: FlowFile, attributes: Mapping[str, str]) -> FlowFile:
         """Set several attributes (``uuid`` cannot be changed)."""
         record = self._record_of(flowfile)
@@ -223,12 +329,14 @@ class ProcessSession:
         """Remove one attribute."""
         return self.remove_all_attributes(flowfile, (key,))
 
+    @_guarded
     def remove_all_attributes(self, flowfile: FlowFile, keys: Iterable[str]) -> FlowFile:
         """Remove several attributes (``uuid`` stays)."""
         record = self._record_of(flowfile)
         record.current = record.current.with_attributes(removed=set(keys) - _IMMUTABLE_ATTRIBUTES)
         return record.current
 
+    @_guarded
     def penalize(self, flowfile: FlowFile) -> FlowFile:
         """Keep the FlowFile from being processed again for the component's penalty duration."""
         record = self._record_of(flowfile)
@@ -236,6 +344,7 @@ class ProcessSession:
         record.current = record.current._replace(penalty_expiration=expiry)
         return record.current
 
+    @_guarded
     def transfer(self, flowfile: FlowFile, relationship: str | None = None) -> None:
         """Send the FlowFile to ``relationship``; without one, back to the queue it came from."""
         record = self._record_of(flowfile)
@@ -252,6 +361,7 @@ class ProcessSession:
         record.transferred = True
         record.removed = False
 
+    @_guarded
     def remove(self, flowfile: FlowFile) -> None:
         """Drop the FlowFile (a DROP event records it, with its ``discard.reason`` attribute)."""
         record = self._record_of(flowfile)
@@ -260,6 +370,7 @@ class ProcessSession:
 
     # -- commit and rollback --------------------------------------------------------------
 
+    @_guarded
     def commit(self) -> None:
         """Make every change of the session durable and visible at once (see the module docstring)."""
         storage = self.storage
@@ -281,15 +392,43 @@ class ProcessSession:
                     storage.claims.decrement(clone.owned_claim.resource_claim)
             self.rollback()
             raise
+        counts = self._counts
         for queue, flowfiles in plan.enqueue.items():
             queue.put_all(flowfiles)
+            counts.flowfiles_out += len(flowfiles)
+            counts.bytes_out += sum(f.size for f in flowfiles)
         if plan.discarded_claims:
             storage.claims.decrement_all(claim.resource_claim for claim in plan.discarded_claims)
         self._acknowledge()
+        callbacks = self._on_commit
+        counts.committed = True
         self._reset()
+        for callback in callbacks:
+            try:
+                callback()
+            except Exception:
+                log.exception("a commit callback of %s %s failed", self.component.component_type,
+                              self.component.identifier)
 
+    @_guarded
     def rollback(self, penalize: bool = False) -> None:
         """Undo the session: FlowFiles go back to their queues as they were, new content is dropped."""
+        self._rollback(penalize)
+
+    def terminate(self) -> None:
+        """Discard the session's work for good (the task was terminated); later calls raise."""
+        with self._lock:
+            if self._terminated:
+                return
+            self._rollback(penalize=False)
+            self._terminated = True
+
+    @property
+    def terminated(self) -> bool:
+        """True once ``terminate`` has discarded the session."""
+        return self._terminated
+
+    def _rollback(self, penalize: bool) -> None:
         claims = self.storage.claims
         for record in self._records.values():
             if record.owned_claim is not None:
@@ -316,8 +455,16 @@ class ProcessSession:
             queue.acknowledge(flowfiles)
 
     def _reset(self) -> None:
+        report = self.component.on_session_end
+        if report is not None and (self._records or self._counts.bytes_read or self._counts.bytes_written):
+            try:
+                report(self._counts)
+            except Exception:
+                log.exception("reporting the counts of a session failed")
         self._records = {}
         self._held = []
+        self._on_commit = []
+        self._counts = SessionCounts()
         self._started = time.monotonic()
 
     def _all_records(self, plan: _CommitPlan) -> Iterable[_Record]:
@@ -330,6 +477,9 @@ class ProcessSession:
         now = _now_ms()
         duration = int((time.monotonic() - self._started) * 1000)
         for record in list(self._records.values()):
+            if record.expired:
+                self._plan_expire(record, plan)
+                continue
             if not record.transferred and not record.removed:
                 raise FlowFileHandlingError(
                     f"FlowFile {record.current.uuid} was neither transferred nor removed by "
@@ -380,6 +530,12 @@ class ProcessSession:
         else:
             details = flowfile.attributes.get(DISCARD_REASON)
         plan.drop_events.append(self._complete(self._generated(E.DROP, flowfile, details=details), record, -1))
+
+    def _plan_expire(self, record: _Record, plan: _CommitPlan) -> None:
+        plan.wal.append(RepositoryRecord.delete(record.original))
+        expiration = record.source.settings.expiration if record.source is not None else 0
+        details = f"Expiration Threshold = {_format_seconds(expiration)}"
+        plan.drop_events.append(self._complete(self._generated(E.EXPIRE, record.current, details=details), record, -1))
 
     def _clone_for(self, source: _Record, plan: _CommitPlan, duration: int) -> _Record:
         """A clone of ``source`` for one more connection of its relationship (with its CLONE event)."""
@@ -516,3 +672,9 @@ def _common_attributes(parents: Sequence[FlowFile]) -> dict[str, str]:
 
 def _now_ms() -> int:
     return int(time.time() * 1000)
+
+
+def _format_seconds(seconds: float) -> str:
+    if seconds and seconds == int(seconds):
+        return f"{int(seconds)} sec"
+    return f"{seconds * 1000:g} millis"

@@ -106,7 +106,7 @@ class Workload:
 
     def swap_out(self) -> None:
         queue = self.queues["out"]
-        flowfiles = queue.poll(10)
+        flowfiles = queue.poll(10).flowfiles
         queue.acknowledge(flowfiles)
         self.swapped.append(self.storage.flowfiles.swap.swap_out("out", flowfiles))
 

@@ -1,0 +1,424 @@
+"""A connection's queue: prioritized, back-pressured, expiring, penalty-aware and swapping.
+
+In memory a queue keeps two heaps: FlowFiles ready to go, ordered by the prioritizers' sort key,
+and penalized FlowFiles, ordered by the end of their penalty (they join the first heap when it
+ends). When more FlowFiles than the swap threshold sit in memory, the lowest-priority ones are
+written to a swap file in one batch (penalized ones count as the lowest of all), and the queue
+keeps only the file's summary: how many FlowFiles and bytes, and the best sort key inside. A
+poll swaps a file back in as soon as its best key would come out before the head of memory,
+so FlowFiles leave in exact priority order whatever was swapped.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Callable, Iterable, NamedTuple, Protocol, Sequence
+
+from engine.flowfile import FlowFile
+from engine.queue.prioritizers import SortKey, resolve_prioritizer, sort_key_function
+
+__all__ = [
+    "FlowFileAvailability", "FlowFileQueue", "Polled", "QueueSettings", "QueueSize", "Swapper", "SwappedFile",
+]
+
+log = logging.getLogger(__name__)
+
+#: Expired FlowFiles removed by one poll at most (NiFi's figure), so a poll stays short.
+MAX_EXPIRED_PER_POLL = 10_000
+
+
+class FlowFileAvailability(Enum):
+    """What a poll would find: a FlowFile, only penalized ones, or nothing."""
+
+    FLOWFILE_AVAILABLE = "FLOWFILE_AVAILABLE"
+    HEAD_OF_QUEUE_PENALIZED = "HEAD_OF_QUEUE_PENALIZED"
+    ACTIVE_QUEUE_EMPTY = "ACTIVE_QUEUE_EMPTY"
+
+
+@dataclass(frozen=True)
+class QueueSettings:
+    """A queue's limits and order.
+
+    Thresholds of 0 or less turn that back-pressure check off. ``expiration`` is in seconds
+    (0 = never); a FlowFile's age counts from its entry date. ``swap_threshold`` is how many
+    FlowFiles may sit in memory before ``swap_batch_size`` of them go to a swap file.
+    """
+
+    back_pressure_object_threshold: int = 10_000
+    back_pressure_data_size_threshold: int = 1 << 30
+    expiration: float = 0.0
+    prioritizers: tuple[str, ...] = ()
+    swap_threshold: int = 20_000
+    swap_batch_size: int = 10_000
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "prioritizers", tuple(resolve_prioritizer(p) for p in self.prioritizers))
+        if self.swap_threshold < 1 or self.swap_batch_size < 1:
+            raise ValueError("the swap threshold and swap batch size must be at least 1")
+        if self.expiration < 0:
+            raise ValueError("the FlowFile expiration cannot be negative")
+
+
+class QueueSize(NamedTuple):
+    """A queue's figures. ``count`` and ``bytes`` cover every waiting FlowFile, swapped ones
+    included; FlowFiles handed to a session and not yet settled are counted apart."""
+
+    count: int
+    bytes: int
+    active_count: int
+    active_bytes: int
+    swapped_count: int
+    swapped_bytes: int
+    swap_files: int
+    unacknowledged_count: int
+    unacknowledged_bytes: int
+
+    @property
+    def total_count(self) -> int:
+        """Waiting plus unacknowledged FlowFiles: what back pressure compares."""
+        return self.count + self.unacknowledged_count
+
+    @property
+    def total_bytes(self) -> int:
+        """Waiting plus unacknowledged bytes."""
+        return self.bytes + self.unacknowledged_bytes
+
+
+class Polled(NamedTuple):
+    """What a poll took: FlowFiles to process, and expired ones the caller must drop (EXPIRE)."""
+
+    flowfiles: list[FlowFile]
+    expired: list[FlowFile]
+
+
+class SwappedFile(NamedTuple):
+    """A swap file of this queue as the queue knows it (the FlowFiles stay on disk)."""
+
+    location: str
+    count: int
+    bytes: int
+    best_key: SortKey
+
+
+class Swapper(Protocol):
+    """Where a queue writes and reads its swap files (the FlowFile repository's swap manager)."""
+
+    def swap_out(self, queue_id: str, flowfiles: Sequence[FlowFile], order: Any = None) -> str: ...
+
+    def swap_in(self, location: str) -> list[FlowFile]: ...
+
+    def read_flowfiles(self, location: str) -> list[FlowFile]: ...
+
+
+class FlowFileQueue:
+    """The FlowFiles waiting in one connection.
+
+    ``poll`` hands FlowFiles to a session; they stay counted as *unacknowledged* until the
+    session commits or rolls back and calls ``acknowledge``. Without a ``swapper`` the queue
+    never swaps (for tests and in-memory use).
+    """
+
+    def __init__(
+        self,
+        identifier: str,
+        settings: QueueSettings | None = None,
+        swapper: Swapper | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.identifier = identifier
+        self._settings = settings or QueueSettings()
+        self._swapper = swapper
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._key = sort_key_function(self._settings.prioritizers)
+        self._active: list[tuple[SortKey, FlowFile]] = []
+        self._penalized: list[tuple[int, SortKey, FlowFile]] = []
+        self._memory_bytes = 0
+        self._swapped: list[SwappedFile] = []
+        self._best_swapped: SortKey | None = None
+        self._swapped_count = 0
+        self._swapped_bytes = 0
+        self._unacked_count = 0
+        self._unacked_bytes = 0
+        self._failed_swap_ins: set[str] = set()
+
+    # -- settings -------------------------------------------------------------------------
+
+    @property
+    def settings(self) -> QueueSettings:
+        """The current limits and order."""
+        return self._settings
+
+    def update_settings(self, settings: QueueSettings) -> None:
+        """Apply new limits; a change of prioritizers re-orders everything, swapped FlowFiles too."""
+        with self._lock:
+            reorder = settings.prioritizers != self._settings.prioritizers
+            self._settings = settings
+            if reorder:
+                self._key = sort_key_function(settings.prioritizers)
+                key = self._key
+                self._active = [(key(f), f) for _, f in self._active]
+                heapq.heapify(self._active)
+                self._penalized = [(p, key(f), f) for p, _, f in self._penalized]
+                heapq.heapify(self._penalized)
+                self._swapped = [s._replace(best_key=self._best_key_on_disk(s.location)) for s in self._swapped]
+                self._refresh_best_swapped()
+            self._swap_out_excess()
+
+    # -- adding ---------------------------------------------------------------------------
+
+    def put(self, flowfile: FlowFile) -> None:
+        """Queue one FlowFile."""
+        self.put_all((flowfile,))
+
+    def put_all(self, flowfiles: Iterable[FlowFile]) -> None:
+        """Queue FlowFiles (in any order: the prioritizers decide the order out)."""
+        now = self._now_ms()
+        key = self._key
+        with self._lock:
+            active, penalized = self._active, self._penalized
+            added = 0
+            for flowfile in flowfiles:
+                if flowfile.penalty_expiration > now:
+                    heapq.heappush(penalized, (flowfile.penalty_expiration, key(flowfile), flowfile))
+                else:
+                    heapq.heappush(active, (key(flowfile), flowfile))
+                added += flowfile.size
+            self._memory_bytes += added
+            self._swap_out_excess()
+
+    def restore(self, flowfiles: Iterable[FlowFile], swap_files: Iterable[tuple[str, Any]] = ()) -> None:
+        """Take back what recovery found for this queue: FlowFiles and swap-file summaries."""
+        with self._lock:
+            for location, summary in swap_files:
+                order = summary.order or {}
+                if order.get("prioritizers") == list(self._settings.prioritizers) and order.get("best") is not None:
+                    best = tuple(order["best"])
+                else:
+                    best = self._best_key_on_disk(location)
+                self._add_swapped(SwappedFile(location, summary.count, summary.bytes, best))
+        self.put_all(flowfiles)
+
+    # -- taking ---------------------------------------------------------------------------
+
+    def poll(self, max_count: int = 1) -> Polled:
+        """Take up to ``max_count`` FlowFiles in priority order, skipping penalized ones.
+
+        FlowFiles found expired on the way are taken too and returned apart: the caller drops
+        them with an EXPIRE event. Both kinds become unacknowledged.
+        """
+        now = self._now_ms()
+        taken: list[FlowFile] = []
+        expired: list[FlowFile] = []
+        with self._lock:
+            self._release_penalties(now)
+            expiration_ms = int(self._settings.expiration * 1000)
+            active = self._active
+            while len(taken) < max_count:
+                if self._best_swapped is not None and (not active or self._best_swapped < active[0][0]):
+                    if self._swap_in_best(now):
+                        continue
+                if not active:
+                    break
+                flowfile = heapq.heappop(active)[1]
+                if expiration_ms and now - flowfile.entry_date >= expiration_ms:
+                    expired.append(flowfile)
+                    if len(expired) >= MAX_EXPIRED_PER_POLL:
+                        break
+                    continue
+                taken.append(flowfile)
+            size = sum(f.size for f in taken) + sum(f.size for f in expired)
+            self._memory_bytes -= size
+            self._unacked_count += len(taken) + len(expired)
+            self._unacked_bytes += size
+            self._swap_out_excess()
+        return Polled(taken, expired)
+
+    def remove_expired(self) -> list[FlowFile]:
+        """Take every expired FlowFile held in memory (they become unacknowledged)."""
+        expiration_ms = int(self._settings.expiration * 1000)
+        if not expiration_ms:
+            return []
+        now = self._now_ms()
+        with self._lock:
+            expired = [f for _, f in self._active if now - f.entry_date >= expiration_ms]
+            expired += [f for _, _, f in self._penalized if now - f.entry_date >= expiration_ms]
+            if expired:
+                gone = {f.id for f in expired}
+                self._active = [entry for entry in self._active if entry[1].id not in gone]
+                heapq.heapify(self._active)
+                self._penalized = [entry for entry in self._penalized if entry[2].id not in gone]
+                heapq.heapify(self._penalized)
+                size = sum(f.size for f in expired)
+                self._memory_bytes -= size
+                self._unacked_count += len(expired)
+                self._unacked_bytes += size
+        return expired
+
+    def take_all(self) -> tuple[list[FlowFile], list[SwappedFile]]:
+        """Empty the queue: return the FlowFiles in memory and the swap files (now unacknowledged).
+
+        The caller deletes them for good (DROP events, log records) and then acknowledges.
+        """
+        with self._lock:
+            flowfiles = [f for _, f in sorted(self._active)] + [f for _, _, f in sorted(self._penalized)]
+            swapped = list(self._swapped)
+            self._active, self._penalized, self._swapped = [], [], []
+            self._best_swapped = None
+            count = len(flowfiles) + self._swapped_count
+            size = self._memory_bytes + self._swapped_bytes
+            self._memory_bytes = self._swapped_count = self._swapped_bytes = 0
+            self._unacked_count += count
+            self._unacked_bytes += size
+        return flowfiles, swapped
+
+    def acknowledge(self, flowfiles: Iterable[FlowFile]) -> None:
+        """Settle FlowFiles taken by ``poll`` (committed elsewhere, or put back)."""
+        count = size = 0
+        for flowfile in flowfiles:
+            count += 1
+            size += flowfile.size
+        self.acknowledge_counts(count, size)
+
+    def acknowledge_counts(self, count: int, size: int) -> None:
+        """Settle ``count`` taken FlowFiles of ``size`` bytes in all."""
+        with self._lock:
+            self._unacked_count -= count
+            self._unacked_bytes -= size
+
+    # -- looking --------------------------------------------------------------------------
+
+    def size(self) -> QueueSize:
+        """Current figures."""
+        with self._lock:
+            memory = len(self._active) + len(self._penalized)
+            return QueueSize(
+                memory + self._swapped_count, self._memory_bytes + self._swapped_bytes,
+                memory, self._memory_bytes, self._swapped_count, self._swapped_bytes, len(self._swapped),
+                self._unacked_count, self._unacked_bytes,
+            )
+
+    def __len__(self) -> int:
+        return len(self._active) + len(self._penalized) + self._swapped_count
+
+    def is_full(self) -> bool:
+        """True when back pressure applies: the object or the data-size threshold is reached."""
+        settings = self._settings
+        count = len(self._active) + len(self._penalized) + self._swapped_count + self._unacked_count
+        if 0 < settings.back_pressure_object_threshold <= count:
+            return True
+        size = self._memory_bytes + self._swapped_bytes + self._unacked_bytes
+        return 0 < settings.back_pressure_data_size_threshold <= size
+
+    def availability(self) -> FlowFileAvailability:
+        """Whether a poll now would find a FlowFile (read without locking: a hint, not a promise)."""
+        if self._active or self._swapped:
+            return FlowFileAvailability.FLOWFILE_AVAILABLE
+        penalized = self._penalized
+        if penalized:
+            try:
+                if penalized[0][0] <= self._now_ms():
+                    return FlowFileAvailability.FLOWFILE_AVAILABLE
+            except IndexError:
+                pass
+            return FlowFileAvailability.HEAD_OF_QUEUE_PENALIZED
+        return FlowFileAvailability.ACTIVE_QUEUE_EMPTY
+
+    def peek(self, count: int) -> list[FlowFile]:
+        """The first ``count`` FlowFiles held in memory, in the order they would leave.
+
+        Ready FlowFiles come first, then penalized ones by the end of their penalty. Swapped
+        FlowFiles are not listed (``size().swapped_count`` tells how many there are).
+        """
+        with self._lock:
+            ready = [f for _, f in heapq.nsmallest(count, self._active)]
+            if len(ready) < count:
+                ready += [f for _, _, f in heapq.nsmallest(count - len(ready), self._penalized)]
+            return ready
+
+    def swapped_files(self) -> list[SwappedFile]:
+        """The queue's swap files, best first."""
+        with self._lock:
+            return sorted(self._swapped, key=lambda s: s.best_key)
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _now_ms(self) -> int:
+        return int(self._clock() * 1000)
+
+    def _release_penalties(self, now: int) -> None:
+        penalized, active = self._penalized, self._active
+        while penalized and penalized[0][0] <= now:
+            _, key, flowfile = heapq.heappop(penalized)
+            heapq.heappush(active, (key, flowfile))
+
+    def _swap_out_excess(self) -> None:
+        """Write the lowest-priority batch to a swap file while memory holds too many FlowFiles."""
+        settings = self._settings
+        while self._swapper is not None and len(self._active) + len(self._penalized) > settings.swap_threshold:
+            entries = [(0, 0, key, f) for key, f in self._active]
+            entries += [(1, until, key, f) for until, key, f in self._penalized]
+            entries.sort()
+            batch = min(settings.swap_batch_size, len(entries))
+            keep, out = entries[: len(entries) - batch], entries[len(entries) - batch:]
+            flowfiles = [f for *_, f in out]
+            best = min(key for _, _, key, _ in out)
+            order = {"prioritizers": list(settings.prioritizers), "best": list(best)}
+            try:
+                location = self._swapper.swap_out(self.identifier, flowfiles, order)
+            except Exception:
+                log.exception("queue %s could not swap out %d FlowFiles; keeping them in memory",
+                              self.identifier, len(flowfiles))
+                return
+            self._active = [(key, f) for flag, _, key, f in keep if flag == 0]
+            self._penalized = [(until, key, f) for flag, until, key, f in keep if flag == 1]
+            size = sum(f.size for f in flowfiles)
+            self._memory_bytes -= size
+            self._add_swapped(SwappedFile(location, len(flowfiles), size, best))
+
+    def _swap_in_best(self, now: int) -> bool:
+        """Load the swap file with the best key; False when it could not be read."""
+        best = min((s for s in self._swapped if s.location not in self._failed_swap_ins),
+                   key=lambda s: s.best_key, default=None)
+        if best is None:
+            self._best_swapped = None
+            return False
+        try:
+            flowfiles = self._swapper.swap_in(best.location)
+        except Exception:
+            log.exception("queue %s could not swap in %s; its FlowFiles stay on disk until a restart",
+                          self.identifier, best.location)
+            self._failed_swap_ins.add(best.location)
+            self._refresh_best_swapped()
+            return False
+        self._swapped.remove(best)
+        self._swapped_count -= best.count
+        self._swapped_bytes -= best.bytes
+        self._refresh_best_swapped()
+        key = self._key
+        for flowfile in flowfiles:
+            if flowfile.penalty_expiration > now:
+                heapq.heappush(self._penalized, (flowfile.penalty_expiration, key(flowfile), flowfile))
+            else:
+                heapq.heappush(self._active, (key(flowfile), flowfile))
+            self._memory_bytes += flowfile.size
+        return True
+
+    def _add_swapped(self, swapped: SwappedFile) -> None:
+        self._swapped.append(swapped)
+        self._swapped_count += swapped.count
+        self._swapped_bytes += swapped.bytes
+        self._refresh_best_swapped()
+
+    def _refresh_best_swapped(self) -> None:
+        keys = [s.best_key for s in self._swapped if s.location not in self._failed_swap_ins]
+        self._best_swapped = min(keys) if keys else None
+
+    def _best_key_on_disk(self, location: str) -> SortKey:
+        key = self._key
+        return min((key(f) for f in self._swapper.read_flowfiles(location)), default=())
