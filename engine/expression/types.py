@@ -6,10 +6,10 @@ import math
 import re
 from datetime import datetime, timezone
 from enum import Enum
-from functools import lru_cache
 from typing import Union
 
 from engine.expression.dates import DEFAULT_PATTERN, compile_pattern, resolve_zone
+from engine.java_regex import java_regex, java_replacement
 
 __all__ = ["Type", "Value", "coerce", "render", "to_string", "to_number", "to_boolean", "to_date", "compatible",
            "java_regex", "java_replacement"]
@@ -121,42 +121,6 @@ def compatible(source: Type, required: Type) -> bool:
         return False
     allowed = _COERCIBLE.get(required)
     return allowed is None or source in allowed
-
-
-@lru_cache(maxsize=512)
-def java_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a Java regular expression with Python's ``re``; named groups ``(?<n>...)`` are translated."""
-    try:
-        return re.compile(re.sub(r"\(\?<([A-Za-z][A-Za-z0-9]*)>", r"(?P<\1>", pattern))
-    except re.error as exc:
-        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
-
-
-def java_replacement(replacement: str, groups: int) -> str:
-    """Translate a Java replacement (``$1``, ``${name}``, ``\\$``) into a Python ``re.sub`` template."""
-    out = []
-    i = 0
-    while i < len(replacement):
-        char = replacement[i]
-        if char == "\\" and i + 1 < len(replacement):
-            out.append(replacement[i + 1].replace("\\", "\\\\"))
-            i += 2
-        elif char == "$" and i + 1 < len(replacement) and replacement[i + 1].isdigit():
-            number = replacement[i + 1]
-            i += 2
-            # Java extends the group number digit by digit while the longer number is still a group.
-            while i < len(replacement) and replacement[i].isdigit() and int(number + replacement[i]) <= groups:
-                number += replacement[i]
-                i += 1
-            out.append(f"\\g<{number}>")
-        elif char == "$" and replacement.startswith("{", i + 1) and "}" in replacement[i + 2:]:
-            end = replacement.index("}", i + 2)
-            out.append(f"\\g<{replacement[i + 2:end]}>")
-            i = end + 1
-        else:
-            out.append("\\\\" if char == "\\" else char)
-            i += 1
-    return "".join(out)
 
 
 def coerce(value: Value, required: Type) -> object:

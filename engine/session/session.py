@@ -105,7 +105,8 @@ class _Record:
     removed: bool = False
     owned_claim: ContentClaim | None = None
     parents: tuple[FlowFile, ...] = ()
-    expired: bool = False
+    #: For a FlowFile taken only to end its life (expired, queue emptied): the event and details.
+    end: tuple[E, str] | None = None
 
 
 @dataclass
@@ -167,15 +168,20 @@ class ProcessSession:
                 taken.append(flowfile)
                 counts.flowfiles_in += 1
                 counts.bytes_in += flowfile.size
-            for flowfile in polled.expired:
-                records[flowfile.id] = _Record(flowfile, flowfile, queue, expired=True)
+            if polled.expired:
+                end = (E.EXPIRE, _expiration_details(queue))
+                for flowfile in polled.expired:
+                    records[flowfile.id] = _Record(flowfile, flowfile, queue, end=end)
         return taken
 
     @_guarded
-    def adopt_expired(self, queue: FlowFileQueue, flowfiles: Iterable[FlowFile]) -> None:
-        """Take FlowFiles a queue found expired (already taken from it) to drop them at commit."""
+    def adopt(self, queue: FlowFileQueue, flowfiles: Iterable[FlowFile], event_type: E, details: str) -> None:
+        """Take FlowFiles already taken from ``queue`` (expired ones, an emptied queue) to end
+        them at commit with an ``event_type`` event (EXPIRE or DROP) carrying ``details``."""
+        if event_type not in (E.EXPIRE, E.DROP):
+            raise ValueError(f"FlowFiles can only be adopted to expire or drop them, not {event_type}")
         for flowfile in flowfiles:
-            self._records[flowfile.id] = _Record(flowfile, flowfile, queue, expired=True)
+            self._records[flowfile.id] = _Record(flowfile, flowfile, queue, end=(event_type, details))
 
     @_guarded
     def migrate(self, other: ProcessSession, flowfiles: Iterable[FlowFile]) -> None:
@@ -346,7 +352,10 @@ class ProcessSession:
 
     @_guarded
     def transfer(self, flowfile: FlowFile, relationship: str | None = None) -> None:
-        """Send the FlowFile to ``relationship``; without one, back to the queue it came from."""
+        """Send the FlowFile to ``relationship`` (a name, or an object with a ``name``); without
+        one, back to the queue it came from."""
+        if relationship is not None and not isinstance(relationship, str):
+            relationship = relationship.name
         record = self._record_of(flowfile)
         if relationship is None and record.source is None:
             raise FlowFileHandlingError(
@@ -477,8 +486,8 @@ class ProcessSession:
         now = _now_ms()
         duration = int((time.monotonic() - self._started) * 1000)
         for record in list(self._records.values()):
-            if record.expired:
-                self._plan_expire(record, plan)
+            if record.end is not None:
+                self._plan_end(record, plan)
                 continue
             if not record.transferred and not record.removed:
                 raise FlowFileHandlingError(
@@ -531,11 +540,10 @@ class ProcessSession:
             details = flowfile.attributes.get(DISCARD_REASON)
         plan.drop_events.append(self._complete(self._generated(E.DROP, flowfile, details=details), record, -1))
 
-    def _plan_expire(self, record: _Record, plan: _CommitPlan) -> None:
+    def _plan_end(self, record: _Record, plan: _CommitPlan) -> None:
+        event_type, details = record.end
         plan.wal.append(RepositoryRecord.delete(record.original))
-        expiration = record.source.settings.expiration if record.source is not None else 0
-        details = f"Expiration Threshold = {_format_seconds(expiration)}"
-        plan.drop_events.append(self._complete(self._generated(E.EXPIRE, record.current, details=details), record, -1))
+        plan.drop_events.append(self._complete(self._generated(event_type, record.current, details=details), record, -1))
 
     def _clone_for(self, source: _Record, plan: _CommitPlan, duration: int) -> _Record:
         """A clone of ``source`` for one more connection of its relationship (with its CLONE event)."""
@@ -674,7 +682,7 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-def _format_seconds(seconds: float) -> str:
-    if seconds and seconds == int(seconds):
-        return f"{int(seconds)} sec"
-    return f"{seconds * 1000:g} millis"
+def _expiration_details(queue: FlowFileQueue) -> str:
+    seconds = queue.settings.expiration
+    period = f"{int(seconds)} sec" if seconds == int(seconds) else f"{seconds * 1000:g} millis"
+    return f"Expiration Threshold = {period}"

@@ -1,0 +1,164 @@
+"""The processor plugin API: what a processor declares, and the hooks the runtime calls.
+
+A processor is a class. Its class attributes declare what it is (properties, relationships,
+how it may be scheduled); one instance serves one processor of a flow, and several tasks may
+call ``on_trigger`` at once unless ``trigger_serially`` is set, so instances must be
+thread-safe. Example::
+
+    class Reverse(Processor):
+        \"\"\"Reverses the content of each FlowFile.\"\"\"
+
+        tags = ("content", "example")
+        relationships = (Relationship("success", "Reversed FlowFiles"),)
+        input_requirement = InputRequirement.REQUIRED
+
+        def on_trigger(self, context, session):
+            flowfile = session.get()
+            if flowfile is None:
+                return
+            data = session.read_bytes(flowfile)
+            session.transfer(session.write_bytes(flowfile, data[::-1]), "success")
+
+Hooks, in the order the runtime calls them: ``validate`` (before start: return every
+problem), ``on_scheduled`` (when started; a failure is retried after the administrative
+yield), ``on_trigger`` (each task), ``on_unscheduled`` (when stop is asked), ``on_stopped``
+(once the last task has finished). ``on_primary_node_change`` tells a running processor that
+this node became, or stopped being, the primary node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, ClassVar, Iterable, Mapping, Sequence
+
+from engine.components.properties import ExpressionScope, PropertyDescriptor
+from engine.components.relationships import Relationship
+
+if TYPE_CHECKING:
+    from engine.components.context import ConfigurationContext, ProcessContext
+    from engine.session import ProcessSession
+
+__all__ = ["DynamicProperties", "InputRequirement", "Processor", "WrittenAttribute"]
+
+
+class InputRequirement(str, Enum):
+    """Whether a processor needs, accepts or refuses incoming connections."""
+
+    REQUIRED = "INPUT_REQUIRED"
+    ALLOWED = "INPUT_ALLOWED"
+    FORBIDDEN = "INPUT_FORBIDDEN"
+
+
+@dataclass(frozen=True)
+class DynamicProperties:
+    """What user-added properties mean for a processor that accepts them (for its documentation
+    and for the descriptors they get)."""
+
+    name: str
+    value: str
+    description: str
+    expression_language: ExpressionScope = ExpressionScope.NONE
+
+
+@dataclass(frozen=True)
+class WrittenAttribute:
+    """An attribute a processor reads or writes (documentation)."""
+
+    name: str
+    description: str
+
+
+class Processor:
+    """Base class of every processor. Subclasses set the class attributes below and implement
+    ``on_trigger``; the other hooks are optional."""
+
+    #: Abstract helper classes set this so the registry skips them.
+    abstract: ClassVar[bool] = True
+    #: The short type name used in flow definitions; the class name by default.
+    type_name: ClassVar[str] = ""
+    #: The NiFi class this processor stands for, so NiFi flow definitions load unchanged.
+    nifi_type: ClassVar[str | None] = None
+    #: The NiFi bundle it belongs to (written when a flow is exported).
+    nifi_bundle: ClassVar[Mapping[str, str] | None] = None
+    #: Other names flows may use for this type (former NiFi class names, ...).
+    aliases: ClassVar[tuple[str, ...]] = ()
+    #: Former property names (NiFi 1.x) and the names they became; flows using them load as if
+    #: they used the new ones.
+    migrated_properties: ClassVar[Mapping[str, str]] = {}
+    tags: ClassVar[tuple[str, ...]] = ()
+    properties: ClassVar[Sequence[PropertyDescriptor]] = ()
+    relationships: ClassVar[Sequence[Relationship]] = ()
+    dynamic_properties: ClassVar[DynamicProperties | None] = None
+    #: True when the relationships depend on the configuration (see ``relationships_for``).
+    dynamic_relationships: ClassVar[bool] = False
+    input_requirement: ClassVar[InputRequirement] = InputRequirement.ALLOWED
+    trigger_serially: ClassVar[bool] = False
+    primary_node_only: ClassVar[bool] = False
+    trigger_when_empty: ClassVar[bool] = False
+    trigger_when_any_destination_available: ClassVar[bool] = False
+    default_scheduling_period: ClassVar[str] = "0 sec"
+    #: Reasons a processor is restricted (it reads or writes the node's files, ...).
+    restricted: ClassVar[tuple[str, ...]] = ()
+    reads_attributes: ClassVar[Sequence[WrittenAttribute]] = ()
+    writes_attributes: ClassVar[Sequence[WrittenAttribute]] = ()
+    #: How the processor uses component state (documentation); empty when it keeps none.
+    stateful: ClassVar[str] = ""
+    see_also: ClassVar[tuple[str, ...]] = ()
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "abstract" not in cls.__dict__:
+            cls.abstract = False
+        if "type_name" not in cls.__dict__:
+            cls.type_name = cls.__name__
+
+    @classmethod
+    def description(cls) -> str:
+        """What the processor does: its docstring."""
+        return " ".join((cls.__doc__ or "").split("\n\n")[0].split())
+
+    @classmethod
+    def migrate_properties(cls, properties: Mapping[str, str | None]) -> dict[str, str | None]:
+        """``properties`` with former names replaced by current ones (a current name wins)."""
+        migrated = dict(properties)
+        for old, new in cls.migrated_properties.items():
+            if old in migrated:
+                value = migrated.pop(old)
+                if migrated.get(new) is None:
+                    migrated[new] = value
+        return migrated
+
+    @classmethod
+    def dynamic_property_descriptor(cls, name: str) -> PropertyDescriptor | None:
+        """The descriptor of a user-added property ``name``, or None when the processor takes none."""
+        spec = cls.dynamic_properties
+        if spec is None:
+            return None
+        return PropertyDescriptor(name, description=spec.description, dynamic=True,
+                                  expression_language=spec.expression_language)
+
+    @classmethod
+    def relationships_for(cls, properties: Mapping[str, str | None]) -> list[Relationship]:
+        """The relationships a processor configured with ``properties`` has."""
+        return list(cls.relationships)
+
+    def validate(self, context: ConfigurationContext) -> Iterable[str]:
+        """Problems that the property validators cannot see (combinations of properties)."""
+        return ()
+
+    def on_scheduled(self, context: ProcessContext) -> None:
+        """Prepare to run (open clients, compile patterns); called when the processor is started."""
+
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """Do one unit of work with ``session``; the runtime commits it when this returns."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement on_trigger")
+
+    def on_unscheduled(self, context: ProcessContext) -> None:
+        """Stop accepting work (close a listening socket); tasks may still be running."""
+
+    def on_stopped(self, context: ProcessContext) -> None:
+        """Release what ``on_scheduled`` acquired; no task of this processor runs any more."""
+
+    def on_primary_node_change(self, context: ProcessContext, is_primary: bool) -> None:
+        """This node became (or stopped being) the primary node."""

@@ -1,0 +1,1 @@
+"""The standard processors (each module holds one; the registry finds them)."""

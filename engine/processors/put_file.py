@@ -1,0 +1,175 @@
+"""PutFile: writes the content of each FlowFile to a file in a directory."""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+import re
+import stat
+import time
+from datetime import datetime
+from pathlib import Path
+
+from engine.components import (
+    ExpressionScope,
+    InputRequirement,
+    Processor,
+    PropertyDescriptor,
+    Relationship,
+    WrittenAttribute,
+)
+from engine.components import validators as v
+from engine.expression import ExpressionError
+
+DIRECTORY = PropertyDescriptor(
+    "Directory", description="The directory to write files to (an expression over the FlowFile's attributes).",
+    required=True, validators=[v.NON_EMPTY], expression_language=ExpressionScope.FLOWFILE_ATTRIBUTES)
+CONFLICT_RESOLUTION = PropertyDescriptor(
+    "Conflict Resolution Strategy", description="What to do when a file of the same name exists: replace it, "
+    "ignore the FlowFile (it goes to success unwritten), or fail (the FlowFile is penalized and goes to failure).",
+    required=True, default="fail", allowed_values=["replace", "ignore", "fail"])
+CREATE_DIRECTORIES = PropertyDescriptor(
+    "Create Missing Directories", description="Whether missing directories are created; if false, a FlowFile "
+    "whose directory is missing goes to failure.", required=True, default="true", allowed_values=["true", "false"])
+MAX_FILE_COUNT = PropertyDescriptor(
+    "Maximum File Count", description="Write no more files while the directory holds this many (the FlowFile is "
+    "penalized and goes to failure).", validators=[v.POSITIVE_INTEGER])
+LAST_MODIFIED_TIME = PropertyDescriptor(
+    "Last Modified Time", description="The file's last-modified time, as 'dd/MM/yyyy HH:mm:ss Z' (an "
+    "expression; e.g. ${file.lastModifiedTime}).", expression_language=ExpressionScope.FLOWFILE_ATTRIBUTES)
+PERMISSIONS = PropertyDescriptor(
+    "Permissions", description="The file's permissions, as 'rwxr-x---' or octal '750' (an expression).",
+    expression_language=ExpressionScope.FLOWFILE_ATTRIBUTES)
+OWNER = PropertyDescriptor(
+    "Owner", description="The user to own the file (an expression); needs the right to change owners.",
+    expression_language=ExpressionScope.FLOWFILE_ATTRIBUTES)
+GROUP = PropertyDescriptor(
+    "Group", description="The group to own the file (an expression).",
+    expression_language=ExpressionScope.FLOWFILE_ATTRIBUTES)
+
+SUCCESS = Relationship("success", "FlowFiles written (or ignored because the file existed)")
+FAILURE = Relationship("failure", "FlowFiles that could not be written; they are penalized")
+
+_BATCH = 100
+_SYMBOLIC = re.compile(r"[r-][w-][x-][r-][w-][x-][r-][w-][x-]")
+_OCTAL = re.compile(r"0?[0-7]{3}")
+
+
+class PutFile(Processor):
+    """Writes each FlowFile's content to ``Directory/filename`` (the ``filename`` attribute).
+
+    The content goes to a hidden ``.filename`` file first, renamed into place once complete, so
+    a reader never sees a partial file. A SEND provenance event records each file written. A
+    FlowFile that cannot be written (disk full, no permission, a conflict with the 'fail'
+    strategy) is penalized and routed to failure. After a crash a FlowFile may be written a
+    second time (delivery is at least once); with 'replace' the result is the same file.
+    """
+
+    nifi_type = "org.apache.nifi.processors.standard.PutFile"
+    tags = ("put", "local", "copy", "archive", "files", "filesystem")
+    properties = (DIRECTORY, CONFLICT_RESOLUTION, CREATE_DIRECTORIES, MAX_FILE_COUNT, LAST_MODIFIED_TIME,
+                  PERMISSIONS, OWNER, GROUP)
+    relationships = (SUCCESS, FAILURE)
+    input_requirement = InputRequirement.REQUIRED
+    restricted = ("write filesystem",)
+    reads_attributes = (WrittenAttribute("filename", "The name of the file to write"),)
+    see_also = ("GetFile", "FetchFile")
+
+    def on_scheduled(self, context):
+        self._directory = context.property(DIRECTORY)
+        self._conflict = context.property(CONFLICT_RESOLUTION).value
+        self._create = context.property(CREATE_DIRECTORIES).as_bool()
+        self._max_files = context.property(MAX_FILE_COUNT).as_int()
+        self._modified = context.property(LAST_MODIFIED_TIME)
+        self._permissions = context.property(PERMISSIONS)
+        self._owner = context.property(OWNER)
+        self._group = context.property(GROUP)
+
+    def on_trigger(self, context, session):
+        for flowfile in session.get_batch(_BATCH):
+            started = time.monotonic()
+            try:
+                target = self._write(context, session, flowfile)
+            except _Failure as failure:
+                context.logger.error("could not write %s: %s; routing to failure", flowfile.uuid, failure)
+                session.transfer(session.penalize(flowfile), FAILURE)
+                continue
+            if target is not None:
+                millis = int((time.monotonic() - started) * 1000)
+                session.provenance.send(flowfile, target.resolve().as_uri(), duration=millis)
+            session.transfer(flowfile, SUCCESS)
+
+    def _write(self, context, session, flowfile) -> Path | None:
+        try:
+            directory = Path(self._directory.evaluate(flowfile).value or "")
+        except ExpressionError as error:
+            raise _Failure(f"the Directory expression failed: {error}") from error
+        name = flowfile.attributes.get("filename") or flowfile.uuid
+        target = directory / name
+        if ".." in Path(name).parts or Path(name).is_absolute():
+            raise _Failure(f"filename {name!r} would leave the directory {str(directory)!r}")
+        try:
+            if not target.parent.is_dir():
+                if not self._create:
+                    raise _Failure(f"directory {str(target.parent)!r} does not exist")
+                target.parent.mkdir(parents=True, exist_ok=True)
+            if self._max_files is not None and _count_files(target.parent) >= self._max_files:
+                raise _Failure(f"directory {str(target.parent)!r} already holds {self._max_files} files")
+            if target.exists():
+                if self._conflict == "ignore":
+                    context.logger.info("%s exists; ignoring FlowFile %s", target, flowfile.uuid)
+                    return None
+                if self._conflict == "fail":
+                    raise _Failure(f"{str(target)!r} already exists")
+            temporary = target.with_name("." + target.name)
+            with session.read(flowfile) as source, open(temporary, "wb") as out:
+                while True:
+                    chunk = source.read(1 << 20)
+                    if not chunk:
+                        break
+                    out.write(chunk)
+            self._apply_metadata(flowfile, temporary)
+            os.replace(temporary, target)
+        except OSError as error:
+            raise _Failure(f"{type(error).__name__}: {error}") from error
+        return target
+
+    def _apply_metadata(self, flowfile, path: Path) -> None:
+        try:
+            if self._modified.is_set():
+                text = self._modified.evaluate(flowfile).value
+                if text:
+                    moment = datetime.strptime(text, "%d/%m/%Y %H:%M:%S %z").timestamp()
+                    os.utime(path, (moment, moment))
+            if self._permissions.is_set():
+                text = (self._permissions.evaluate(flowfile).value or "").strip()
+                if text:
+                    os.chmod(path, _mode(text))
+            owner = self._owner.evaluate(flowfile).value if self._owner.is_set() else None
+            group = self._group.evaluate(flowfile).value if self._group.is_set() else None
+            if owner or group:
+                uid = pwd.getpwnam(owner).pw_uid if owner else -1
+                gid = grp.getgrnam(group).gr_gid if group else -1
+                os.chown(path, uid, gid)
+        except (ValueError, KeyError, ExpressionError) as error:
+            raise _Failure(f"could not set the file's metadata: {error}") from error
+
+
+class _Failure(Exception):
+    """Why one FlowFile could not be written."""
+
+
+def _count_files(directory: Path) -> int:
+    with os.scandir(directory) as entries:
+        return sum(1 for entry in entries if entry.is_file() and not entry.name.startswith("."))
+
+
+def _mode(text: str) -> int:
+    if _OCTAL.fullmatch(text):
+        return int(text, 8)
+    if _SYMBOLIC.fullmatch(text):
+        bits = (stat.S_IRUSR, stat.S_IWUSR, stat.S_IXUSR, stat.S_IRGRP, stat.S_IWGRP, stat.S_IXGRP,
+                stat.S_IROTH, stat.S_IWOTH, stat.S_IXOTH)
+        return sum(bit for bit, char in zip(bits, text) if char != "-")
+    raise ValueError(f"permissions {text!r} are neither 'rwxr-x---' nor octal like '750'")

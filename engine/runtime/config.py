@@ -1,0 +1,47 @@
+"""Settings of a node's runtime: threads, yields, swapping and shutdown."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from engine.settings import as_duration, as_int, settings_from_mapping
+
+__all__ = ["RuntimeConfig"]
+
+
+@dataclass(frozen=True)
+class RuntimeConfig:
+    """How a node schedules its components (NiFi's defaults).
+
+    ``max_timer_driven_threads`` bounds the tasks running at once across all components;
+    ``bored_yield_duration`` is how long a component with nothing to do waits before it is
+    checked again; ``administrative_yield_duration`` how long one whose task raised an
+    unexpected error is left alone. Durations are seconds.
+    """
+
+    max_timer_driven_threads: int = 10
+    bored_yield_duration: float = 0.01
+    administrative_yield_duration: float = 30.0
+    swap_threshold: int = 20_000
+    swap_batch_size: int = 10_000
+    graceful_shutdown_period: float = 10.0
+    status_log_interval: float = 60.0
+    expiration_sweep_interval: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.max_timer_driven_threads < 1:
+            raise ValueError("max_timer_driven_threads must be at least 1")
+        if self.swap_threshold < 1 or self.swap_batch_size < 1:
+            raise ValueError("swap_threshold and swap_batch_size must be at least 1")
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> RuntimeConfig:
+        """Build from a mapping such as ``{"max-timer-driven-threads": 4, "bored-yield-duration": "10 millis"}``."""
+        parsers = {
+            "max_timer_driven_threads": as_int, "bored_yield_duration": as_duration,
+            "administrative_yield_duration": as_duration, "swap_threshold": as_int, "swap_batch_size": as_int,
+            "graceful_shutdown_period": as_duration, "status_log_interval": as_duration,
+            "expiration_sweep_interval": as_duration,
+        }
+        return settings_from_mapping(cls, values, parsers, "runtime")

@@ -1,0 +1,596 @@
+"""The flow controller: a node's running flow, built from a flow definition over its storage.
+
+``load`` builds components and connections from a checked flow definition and hands each
+connection the FlowFiles that recovery found for its queue (FlowFiles of queues the flow no
+longer has are kept apart, untouched, as orphans). ``start`` starts the scheduler and a
+maintenance thread (FlowFile expiration, periodic status line); ``start_components`` enables
+services and starts components in the states the flow saved. Operations on single components
+(start, stop, enable, disable, terminate, list or empty a queue) keep the flow definition's
+saved states up to date and call ``on_change`` so the caller can persist it.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+import time
+from typing import Callable
+
+from engine.components import ComponentRegistry, ServiceReference, UnknownComponentTypeError, default_registry
+from engine.flow.loader import FlowDefinitionError, FlowProblem
+from engine.flow.model import FlowDefinition, ProcessGroupConfig
+from engine.flow.parameters import ParameterResolver
+from engine.flow.validation import check_flow
+from engine.flowfile import FlowFile
+from engine.provenance.event import ProvenanceEvent, ProvenanceEventType as E
+from engine.queue import FlowFileQueue, QueueSettings
+from engine.repository.flowfile_repository import RecoveredFlowFiles
+from engine.runtime.bulletins import BulletinBoard
+from engine.runtime.clock import Clock, SystemClock
+from engine.runtime.config import RuntimeConfig
+from engine.runtime.connectable import (
+    ComponentStateError,
+    Connectable,
+    Connection,
+    NodeRole,
+    Runtime,
+    ScheduledState,
+)
+from engine.runtime.funnels import FunnelNode, PortNode
+from engine.runtime.processor_node import ProcessorNode
+from engine.runtime.scheduler import Scheduler
+from engine.runtime.service_node import ServiceNode
+from engine.runtime.state import LocalStateProvider
+from engine.runtime.status import (
+    ConnectionStatus,
+    FlowStatus,
+    NodeStatus,
+    PortStatus,
+    ProcessGroupStatus,
+    ProcessorStatus,
+    ServiceStatus,
+)
+from engine.session import ProcessSession, SessionComponent
+from engine.storage import NodeStorage
+from engine.units import format_data_size, parse_data_size, parse_duration
+
+__all__ = ["FlowController", "UnknownComponentError"]
+
+log = logging.getLogger(__name__)
+
+
+class UnknownComponentError(LookupError):
+    """No component of the running flow has the identifier asked for."""
+
+
+class _ScopedServices:
+    """The services a component of ``group_id`` may reference: those of its group and above."""
+
+    def __init__(self, controller: FlowController, group_id: str) -> None:
+        self._controller = controller
+        self._group_id = group_id
+
+    def service_reference(self, identifier: str) -> ServiceReference | None:
+        node = self._controller.services.get(identifier)
+        if node is None or node.group_id not in self._controller.ancestors(self._group_id):
+            return None
+        return node.reference()
+
+
+class FlowController:
+    """A node's running flow (see the module docstring)."""
+
+    def __init__(
+        self,
+        storage: NodeStorage,
+        *,
+        registry: ComponentRegistry | None = None,
+        config: RuntimeConfig | None = None,
+        clock: Clock | None = None,
+        role: NodeRole | None = None,
+        cluster_state: object | None = None,
+    ) -> None:
+        self.storage = storage
+        self.registry = registry or default_registry()
+        self.config = config or RuntimeConfig()
+        self.clock = clock or SystemClock()
+        self.bulletins = BulletinBoard()
+        self.scheduler = Scheduler(self.clock, self.config.max_timer_driven_threads)
+        self.runtime = Runtime(storage, self.config, self.clock, self.bulletins, role or NodeRole(),
+                               LocalStateProvider(storage.data_dir / "state" / "local"), cluster_state, self.scheduler)
+        self.flow: FlowDefinition | None = None
+        self.processors: dict[str, ProcessorNode] = {}
+        self.funnels: dict[str, FunnelNode] = {}
+        self.ports: dict[str, PortNode] = {}
+        self.services: dict[str, ServiceNode] = {}
+        self.connections: dict[str, Connection] = {}
+        self.orphans: dict[str, FlowFileQueue] = {}
+        self.groups: dict[str, ProcessGroupConfig] = {}
+        self._parents: dict[str, str | None] = {}
+        self.on_change: Callable[[], None] | None = None
+        self._started_at = time.time()
+        self._stop = threading.Event()
+        self._maintenance: threading.Thread | None = None
+        self._last_status_log = time.monotonic()
+
+    # -- building -------------------------------------------------------------------------
+
+    def load(self, flow: FlowDefinition, recovered: RecoveredFlowFiles | None = None) -> list[FlowProblem]:
+        """Build the flow's components; return the problems that leave components invalid.
+
+        Raises FlowDefinitionError when a problem makes the flow unusable.
+        """
+        if self.flow is not None:
+            raise ComponentStateError("this controller already runs a flow")
+        problems = check_flow(flow, self.registry)
+        if any(problem.fatal for problem in problems):
+            raise FlowDefinitionError(problems)
+        self.flow = flow
+        resolver = ParameterResolver(flow.parameter_contexts)
+        for group in flow.groups():
+            self.groups[group.identifier] = group
+            self._parents.setdefault(group.identifier, None)
+            for child in group.process_groups:
+                self._parents[child.identifier] = group.identifier
+        services_dir = self.storage.data_dir / "state" / "services"
+        for group in flow.groups():
+            scope = _ScopedServices(self, group.identifier)
+            for config in group.controller_services:
+                cls = self._lookup(self.registry.service, config.type)
+                self.services[config.identifier] = ServiceNode(config, cls, self.runtime, scope, group, resolver,
+                                                               services_dir / config.identifier)
+            for config in group.processors:
+                cls = self._lookup(self.registry.processor, config.type)
+                self.processors[config.identifier] = ProcessorNode(config, cls, self.runtime, scope, group, resolver)
+            for config in group.funnels:
+                self.funnels[config.identifier] = FunnelNode(config, self.runtime)
+            for config in group.input_ports + group.output_ports:
+                self.ports[config.identifier] = PortNode(config, self.runtime)
+        for group in flow.groups():
+            for config in group.connections:
+                source = self.connectable(config.source.id)
+                destination = self.connectable(config.destination.id)
+                queue = FlowFileQueue(config.identifier, self._queue_settings(config), self.storage.flowfiles.swap)
+                connection = Connection(config, source, destination, queue)
+                self.connections[config.identifier] = connection
+                source.outgoing.append(connection)
+                destination.incoming.append(connection)
+        for node in self.connectables():
+            node.rewire()
+        if recovered is not None:
+            self._restore(recovered)
+        return [problem for problem in problems if not problem.fatal]
+
+    @staticmethod
+    def _lookup(find: Callable[[str], type], name: str) -> type | None:
+        try:
+            return find(name)
+        except UnknownComponentTypeError:
+            return None
+
+    def _queue_settings(self, config) -> QueueSettings:
+        return QueueSettings(
+            back_pressure_object_threshold=config.back_pressure_object_threshold,
+            back_pressure_data_size_threshold=parse_data_size(config.back_pressure_data_size_threshold),
+            expiration=parse_duration(config.flowfile_expiration),
+            prioritizers=tuple(config.prioritizers),
+            swap_threshold=self.config.swap_threshold,
+            swap_batch_size=min(self.config.swap_batch_size, self.config.swap_threshold),
+        )
+
+    def _restore(self, recovered: RecoveredFlowFiles) -> None:
+        queue_ids = set(recovered.queues) | set(recovered.swap_files)
+        for queue_id in queue_ids:
+            flowfiles = recovered.queues.get(queue_id, [])
+            swap_files = recovered.swap_files.get(queue_id, [])
+            connection = self.connections.get(queue_id)
+            if connection is not None:
+                connection.queue.restore(flowfiles, swap_files)
+                continue
+            orphan = FlowFileQueue(queue_id, QueueSettings(back_pressure_object_threshold=0,
+                                                           back_pressure_data_size_threshold=0,
+                                                           swap_threshold=self.config.swap_threshold,
+                                                           swap_batch_size=min(self.config.swap_batch_size,
+                                                                               self.config.swap_threshold)),
+                                   self.storage.flowfiles.swap)
+            orphan.restore(flowfiles, swap_files)
+            self.orphans[queue_id] = orphan
+            log.warning("%d FlowFile(s) belong to queue %s, which the flow does not have; they are kept untouched",
+                        len(orphan), queue_id)
+
+    # -- finding things -------------------------------------------------------------------
+
+    def connectables(self) -> list[Connectable]:
+        """Every processor, funnel and port."""
+        return [*self.processors.values(), *self.funnels.values(), *self.ports.values()]
+
+    def connectable(self, identifier: str) -> Connectable:
+        """The processor, funnel or port with ``identifier``."""
+        for table in (self.processors, self.funnels, self.ports):
+            if identifier in table:
+                return table[identifier]
+        raise UnknownComponentError(f"no processor, funnel or port has identifier {identifier!r}")
+
+    def processor(self, identifier: str) -> ProcessorNode:
+        """The processor with ``identifier``."""
+        try:
+            return self.processors[identifier]
+        except KeyError:
+            raise UnknownComponentError(f"no processor has identifier {identifier!r}") from None
+
+    def service(self, identifier: str) -> ServiceNode:
+        """The controller service with ``identifier``."""
+        try:
+            return self.services[identifier]
+        except KeyError:
+            raise UnknownComponentError(f"no controller service has identifier {identifier!r}") from None
+
+    def queue(self, identifier: str) -> FlowFileQueue:
+        """The queue of connection ``identifier`` (or an orphaned queue of that id)."""
+        if identifier in self.connections:
+            return self.connections[identifier].queue
+        if identifier in self.orphans:
+            return self.orphans[identifier]
+        raise UnknownComponentError(f"no connection has identifier {identifier!r}")
+
+    def ancestors(self, group_id: str) -> list[str]:
+        """``group_id`` and the groups above it."""
+        chain: list[str] = []
+        current: str | None = group_id
+        while current is not None and current not in chain:
+            chain.append(current)
+            current = self._parents.get(current)
+        return chain
+
+    # -- running --------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the worker threads and the maintenance thread."""
+        self.scheduler.start()
+        self._stop.clear()
+        self._maintenance = threading.Thread(target=self._maintain, name="flow-maintenance", daemon=True)
+        self._maintenance.start()
+
+    def start_components(self) -> list[str]:
+        """Enable services and start components as the flow saved them; return what failed, and why."""
+        failures = []
+        for node in self._services_in_dependency_order():
+            if node.config.scheduled_state == "ENABLED":
+                try:
+                    node.enable()
+                except ComponentStateError as error:
+                    failures.append(str(error))
+        for node in self.funnels.values():
+            node.start()
+        for node in [*self.ports.values(), *self.processors.values()]:
+            if node.config.scheduled_state == "RUNNING":
+                try:
+                    node.start()
+                except ComponentStateError as error:
+                    failures.append(str(error))
+        for failure in failures:
+            log.warning("not started: %s", failure)
+        return failures
+
+    def _services_in_dependency_order(self) -> list[ServiceNode]:
+        ordered: list[ServiceNode] = []
+        visiting: set[str] = set()
+
+        def visit(node: ServiceNode) -> None:
+            if node in ordered or node.identifier in visiting:
+                return
+            visiting.add(node.identifier)
+            for reference in node.referenced_services():
+                if reference in self.services:
+                    visit(self.services[reference])
+            ordered.append(node)
+
+        for node in self.services.values():
+            visit(node)
+        return ordered
+
+    def shutdown(self, timeout: float | None = None) -> None:
+        """Stop every component, wait (up to the graceful period) for running tasks, disable the
+        services and stop the threads. The flow's saved states are left as they were, so a
+        restart resumes them."""
+        timeout = self.config.graceful_shutdown_period if timeout is None else timeout
+        self._stop.set()
+        nodes = self.connectables()
+        for node in nodes:
+            node.stop()
+        deadline = time.monotonic() + timeout
+        while any(node.active_thread_count for node in nodes) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        for node in nodes:
+            if node.stopping:
+                log.warning("%s still runs %d task(s) after %g s; terminating them", node.describe(),
+                            node.active_thread_count, timeout)
+                node.terminate()
+        for node in reversed(self._services_in_dependency_order()):
+            node.disable()
+        self.scheduler.stop(timeout=1.0)
+        if self._maintenance is not None:
+            self._maintenance.join(timeout=5)
+
+    def _maintain(self) -> None:
+        while not self._stop.wait(self.config.expiration_sweep_interval):
+            try:
+                self.expire_flowfiles()
+            except Exception:
+                log.exception("FlowFile expiration sweep failed")
+            if time.monotonic() - self._last_status_log >= self.config.status_log_interval:
+                self._last_status_log = time.monotonic()
+                log.info("%s", self.status_line())
+
+    # -- component operations -------------------------------------------------------------
+
+    def start_processor(self, identifier: str) -> None:
+        """Start a processor (raises InvalidComponentError listing its problems)."""
+        node = self.processor(identifier)
+        node.start()
+        self._save_state(node, "RUNNING")
+
+    def stop_processor(self, identifier: str, wait: float = 0.0) -> bool:
+        """Stop a processor; with ``wait``, wait up to that many seconds for its tasks to end.
+        Returns True once it is stopped (no task running)."""
+        node = self.processor(identifier)
+        node.stop()
+        self._save_state(node, "ENABLED")
+        deadline = time.monotonic() + wait
+        while node.stopping and time.monotonic() < deadline:
+            time.sleep(0.005)
+        return not node.stopping
+
+    def enable_processor(self, identifier: str) -> None:
+        """Let a disabled processor be started again."""
+        node = self.processor(identifier)
+        node.enable()
+        self._save_state(node, "ENABLED")
+
+    def disable_processor(self, identifier: str) -> None:
+        """Disable a stopped processor."""
+        node = self.processor(identifier)
+        node.disable()
+        self._save_state(node, "DISABLED")
+
+    def terminate_processor(self, identifier: str) -> int:
+        """Terminate the tasks of a stopping processor (see ``Connectable.terminate``)."""
+        return self.processor(identifier).terminate()
+
+    def start_port(self, identifier: str) -> None:
+        """Start an input or output port."""
+        node = self.connectable(identifier)
+        node.start()
+        self._save_state(node, "RUNNING")
+
+    def stop_port(self, identifier: str) -> None:
+        """Stop an input or output port."""
+        node = self.connectable(identifier)
+        node.stop()
+        self._save_state(node, "ENABLED")
+
+    def enable_service(self, identifier: str) -> None:
+        """Enable a controller service (raises InvalidComponentError listing its problems)."""
+        node = self.service(identifier)
+        node.enable()
+        self._save_state(node, "ENABLED")
+
+    def disable_service(self, identifier: str) -> None:
+        """Disable a controller service; refused while a running component references it."""
+        node = self.service(identifier)
+        users = [p.describe() for p in self.referencing(identifier) if p.state is ScheduledState.RUNNING]
+        users += [s.describe() for s in self.services.values() if identifier in s.referenced_services()
+                  and s.state == "ENABLED"]
+        if users:
+            raise ComponentStateError(f"{node.describe()} is used by {', '.join(users)}; stop or disable them first")
+        node.disable()
+        self._save_state(node, "DISABLED")
+
+    def referencing(self, service_id: str) -> list[ProcessorNode]:
+        """The processors whose properties reference a service."""
+        found = []
+        for node in self.processors.values():
+            if node.processor_class is None:
+                continue
+            descriptors = {d.name: d for d in node.processor_class.properties}
+            if any(descriptors.get(name) is not None and descriptors[name].service is not None and value == service_id
+                   for name, value in node.properties.items()):
+                found.append(node)
+        return found
+
+    def _save_state(self, node: Connectable | ServiceNode, state: str) -> None:
+        config = node.config
+        if config.scheduled_state == state:
+            return
+        config.scheduled_state = state
+        config.raw["scheduledState"] = state
+        if self.on_change is not None:
+            self.on_change()
+
+    def set_primary(self, is_primary: bool) -> None:
+        """This node became (or stopped being) the primary node."""
+        if self.runtime.role.is_primary == is_primary:
+            return
+        self.runtime.role.is_primary = is_primary
+        for node in self.processors.values():
+            node.primary_node_changed(is_primary)
+
+    # -- queues ---------------------------------------------------------------------------
+
+    def list_queue(self, identifier: str, max_results: int = 100) -> list[FlowFile]:
+        """The first FlowFiles of a queue, in the order they would leave (swapped ones excluded)."""
+        return self.queue(identifier).peek(max_results)
+
+    def drop_queue(self, identifier: str, requester: str = "an operator") -> int:
+        """Empty a queue, swapped FlowFiles included; each dropped FlowFile gets a DROP event.
+
+        FlowFiles that a running task holds are not dropped. Returns how many were dropped.
+        """
+        queue = self.queue(identifier)
+        details = f"FlowFile Queue emptied by {requester}"
+        flowfiles, swapped = queue.take_all()
+        component = SessionComponent(identifier, "Connection", incoming=[queue])
+        if flowfiles:
+            session = ProcessSession(self.storage, component)
+            session.adopt(queue, flowfiles, E.DROP, details)
+            session.commit()
+        dropped = len(flowfiles)
+        swap = self.storage.flowfiles.swap
+        for swap_file in swapped:
+            contents = swap.read_flowfiles(swap_file.location)
+            self.storage.provenance.register_events([_drop_event(f, identifier, details) for f in contents])
+            swap.delete(swap_file.location)
+            queue.acknowledge_counts(swap_file.count, swap_file.bytes)
+            dropped += swap_file.count
+        return dropped
+
+    def expire_flowfiles(self) -> int:
+        """Drop (EXPIRE) every FlowFile held in memory that is older than its connection allows."""
+        expired_count = 0
+        for connection in self.connections.values():
+            queue = connection.queue
+            if not queue.settings.expiration:
+                continue
+            expired = queue.remove_expired()
+            if not expired:
+                continue
+            seconds = queue.settings.expiration
+            period = f"{int(seconds)} sec" if seconds == int(seconds) else f"{seconds * 1000:g} millis"
+            session = ProcessSession(self.storage, SessionComponent(connection.identifier, "Connection",
+                                                                    incoming=[queue]))
+            session.adopt(queue, expired, E.EXPIRE, f"Expiration Threshold = {period}")
+            session.commit()
+            expired_count += len(expired)
+        return expired_count
+
+    # -- status ---------------------------------------------------------------------------
+
+    def status(self) -> FlowStatus:
+        """The status of every component, of every group and of the node."""
+        processors = [self._processor_status(node) for node in self.processors.values()]
+        connections = [self._connection_status(c) for c in self.connections.values()]
+        ports = [PortStatus(n.identifier, n.name, n.kind, n.group_id, n.run_status(), n.active_thread_count,
+                            n.stats.window().as_dict()) for n in [*self.funnels.values(), *self.ports.values()]]
+        services = [ServiceStatus(s.identifier, s.name, s.type_name, s.group_id, s.state,
+                                  [str(p) for p in s.validate()]) for s in self.services.values()]
+        root = self._group_status(self.flow.root, processors, connections) if self.flow else ProcessGroupStatus("", "")
+        queued = sum(c.queued_count for c in connections)
+        node = NodeStatus(
+            uptime_seconds=time.time() - self._started_at,
+            active_threads=sum(n.active_thread_count for n in self.connectables()),
+            max_timer_driven_threads=self.scheduler.max_threads,
+            queued_count=queued + sum(len(q) for q in self.orphans.values()),
+            queued_bytes=sum(c.queued_bytes for c in connections) + sum(q.size().bytes for q in self.orphans.values()),
+            swapped_count=sum(c.swapped_count for c in connections),
+            is_clustered=self.runtime.role.is_clustered,
+            is_primary=self.runtime.role.is_primary,
+            orphaned_queues={queue_id: len(queue) for queue_id, queue in self.orphans.items()},
+            repositories=self._repository_figures(),
+        )
+        bulletins = [b.as_dict() for b in self.bulletins.recent()]
+        return FlowStatus(node, root, processors, connections, ports, services, bulletins)
+
+    def _processor_status(self, node: ProcessorNode) -> ProcessorStatus:
+        problems = node.validate() if node.state is not ScheduledState.RUNNING else []
+        status = node.run_status() if node.state is ScheduledState.RUNNING else (
+            "Disabled" if node.state is ScheduledState.DISABLED else ("Invalid" if problems else "Stopped"))
+        return ProcessorStatus(node.identifier, node.name, node.component_type, node.group_id, status,
+                               [str(p) for p in problems], node.active_thread_count,
+                               "PRIMARY" if node.primary_only else "ALL", node.stats.window().as_dict(),
+                               node.stats.totals.as_dict())
+
+    @staticmethod
+    def _connection_status(connection: Connection) -> ConnectionStatus:
+        size = connection.queue.size()
+        settings = connection.queue.settings
+        return ConnectionStatus(
+            connection.identifier, connection.name, connection.group_id, connection.source.identifier,
+            connection.source.name, connection.destination.identifier, connection.destination.name,
+            size.count, size.bytes, size.swapped_count, size.swapped_bytes, size.swap_files,
+            size.unacknowledged_count, size.unacknowledged_bytes, settings.back_pressure_object_threshold,
+            settings.back_pressure_data_size_threshold, connection.queue.is_full(),
+        )
+
+    def _group_status(self, group: ProcessGroupConfig, processors: list[ProcessorStatus],
+                      connections: list[ConnectionStatus]) -> ProcessGroupStatus:
+        status = ProcessGroupStatus(group.identifier, group.name)
+        for processor in processors:
+            if processor.group_id != group.identifier:
+                continue
+            status.active_threads += processor.active_threads
+            counter = {"Running": "running", "Stopping": "running", "Stopped": "stopped", "Invalid": "invalid",
+                       "Disabled": "disabled"}[processor.run_status]
+            setattr(status, counter, getattr(status, counter) + 1)
+            for name in ("flowfiles_in", "bytes_in", "flowfiles_out", "bytes_out", "bytes_read", "bytes_written"):
+                setattr(status, name, getattr(status, name) + processor.window[name])
+        for connection in connections:
+            if connection.group_id == group.identifier:
+                status.queued_count += connection.queued_count
+                status.queued_bytes += connection.queued_bytes
+        for child in group.process_groups:
+            child_status = self._group_status(child, processors, connections)
+            status.groups.append(child_status)
+            for name in ("queued_count", "queued_bytes", "active_threads", "running", "stopped", "invalid", "disabled",
+                         "flowfiles_in", "bytes_in", "flowfiles_out", "bytes_out", "bytes_read", "bytes_written"):
+                setattr(status, name, getattr(status, name) + getattr(child_status, name))
+        return status
+
+    def group_status(self, group_id: str) -> ProcessGroupStatus:
+        """The status of one process group (its subgroups included)."""
+        if group_id not in self.groups:
+            raise UnknownComponentError(f"no process group has identifier {group_id!r}")
+        processors = [self._processor_status(node) for node in self.processors.values()]
+        connections = [self._connection_status(c) for c in self.connections.values()]
+        return self._group_status(self.groups[group_id], processors, connections)
+
+    def _repository_figures(self) -> dict[str, object]:
+        provenance = self.storage.provenance.stats()
+        containers = {}
+        for name, path in self.storage.content.containers.items():
+            usage = shutil.disk_usage(path)
+            containers[name] = {"disk_total_bytes": usage.total, "disk_free_bytes": usage.free}
+        return {
+            "flowfile_repository": {"flowfiles_in_memory": len(self.storage.flowfiles.wal.records),
+                                    "swap_files": len(self.storage.flowfiles.swap_locations)},
+            "content_repository": {"resource_claims_in_use": len(self.storage.claims.counts()),
+                                   "containers": containers},
+            "provenance_repository": {"events": provenance.event_count, "bytes_on_disk": provenance.bytes_on_disk,
+                                      "max_event_id": provenance.max_event_id},
+        }
+
+    def status_line(self) -> str:
+        """One line of the node's figures, for logs."""
+        connections = [c.queue.size() for c in self.connections.values()]
+        running = sum(1 for n in self.processors.values() if n.state is ScheduledState.RUNNING)
+        window = [n.stats.window() for n in self.processors.values()]
+        orphaned = sum(len(q) for q in self.orphans.values())
+        return (
+            f"{running}/{len(self.processors)} processors running; "
+            f"{sum(s.count for s in connections):,} FlowFiles queued "
+            f"({format_data_size(sum(s.bytes for s in connections))}, {sum(s.swapped_count for s in connections):,} "
+            f"swapped, {sum(s.unacknowledged_count for s in connections):,} in sessions); last 5 min: "
+            f"{sum(w.flowfiles_in for w in window):,} in, {sum(w.flowfiles_out for w in window):,} out, "
+            f"{sum(w.invocations for w in window):,} tasks; "
+            f"{sum(n.active_thread_count for n in self.connectables())} active thread(s)"
+            + (f"; {orphaned:,} FlowFiles in orphaned queues" if orphaned else "")
+        )
+
+    def invalid_components(self) -> dict[str, list[str]]:
+        """Problems of every component that could not start now, by description."""
+        found = {}
+        for node in self.processors.values():
+            problems = node.validate()
+            if problems:
+                found[node.describe()] = [str(p) for p in problems]
+        return found
+
+
+def _drop_event(flowfile: FlowFile, connection_id: str, details: str) -> ProvenanceEvent:
+    return ProvenanceEvent(
+        E.DROP, int(time.time() * 1000), flowfile.uuid, connection_id, "Connection",
+        entry_date=flowfile.entry_date, lineage_start_date=flowfile.lineage_start_date,
+        previous_attributes=dict(flowfile.attributes), content_claim=flowfile.content_claim,
+        previous_content_claim=flowfile.content_claim, details=details, source_queue_id=connection_id,
+    )
+

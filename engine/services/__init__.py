@@ -1,0 +1,1 @@
+"""The standard controller services and the service APIs processors reference."""
