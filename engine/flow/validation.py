@@ -193,7 +193,7 @@ def _check_processor(
     services = FlowServices(index, registry, group.identifier)
     for problem in validate_properties(cls, properties, services):
         problems.append(FlowProblem(json_path(config.path, "properties", problem.subject) if problem.subject
-                                    else config.path, _without_subject(problem), fatal=False))
+                                    else config.path, str(problem), fatal=False))
     relationships = {r.name for r in cls.relationships_for(properties)}
     for position, name in enumerate(config.auto_terminated):
         if name not in relationships:
@@ -235,8 +235,6 @@ def _parameter_flow_problems(config: ComponentConfig, problems: list[tuple[str, 
     return [FlowProblem(json_path(config.path, "properties", name), message, fatal=False) for name, message in problems]
 
 
-def _without_subject(problem: Any) -> str:
-    return problem.message if problem.subject else str(problem)
 
 
 def _check_service(config: ServiceConfig, index: FlowIndex, registry: ComponentRegistry,
@@ -254,7 +252,7 @@ def _check_service(config: ServiceConfig, index: FlowIndex, registry: ComponentR
     services = FlowServices(index, registry, group.identifier)
     for problem in validate_properties(cls, properties, services):
         problems.append(FlowProblem(json_path(config.path, "properties", problem.subject) if problem.subject
-                                    else config.path, _without_subject(problem), fatal=False))
+                                    else config.path, str(problem), fatal=False))
     return problems
 
 
