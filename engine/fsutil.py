@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-__all__ = ["fsync_directory", "is_all_zero", "gc_paused"]
+__all__ = ["fsync_directory", "is_all_zero", "gc_paused", "write_atomically"]
 
 
 def fsync_directory(path: str | Path) -> None:
@@ -18,6 +18,18 @@ def fsync_directory(path: str | Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def write_atomically(path: str | Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` so that a crash leaves the old file or the new one, whole."""
+    path = Path(path)
+    temporary = path.with_name(path.name + ".tmp")
+    with open(temporary, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+    fsync_directory(path.parent)
 
 
 def is_all_zero(data: bytes | memoryview) -> bool:

@@ -5,13 +5,12 @@ state locally too)."""
 from __future__ import annotations
 
 import json
-import os
 import threading
 from pathlib import Path
 from typing import Mapping
 
 from engine.components.state import Scope, StateManager, StateMap
-from engine.fsutil import fsync_directory
+from engine.fsutil import write_atomically
 
 __all__ = ["ComponentStateManager", "LocalStateProvider"]
 
@@ -35,14 +34,7 @@ class LocalStateProvider:
 
     def _write(self, component_id: str, document: dict[str, dict]) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
-        path = self._path(component_id)
-        temporary = path.with_suffix(".json.tmp")
-        with open(temporary, "w") as handle:
-            json.dump(document, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-        fsync_directory(self.directory)
+        write_atomically(self._path(component_id), json.dumps(document).encode())
 
     def get(self, component_id: str, scope: Scope) -> StateMap:
         """The state of a component in ``scope``."""
