@@ -33,11 +33,12 @@ class SystemClock:
 
 
 class ManualClock:
-    """A clock that moves only when told to; both readings move together."""
+    """A clock that moves only when told to; both readings move together. The wall clock
+    starts at ``wall`` (the real time by default)."""
 
-    def __init__(self, wall: float = 1_800_000_000.0) -> None:
+    def __init__(self, wall: float | None = None) -> None:
         self._monotonic = 1_000.0
-        self._offset = wall - self._monotonic
+        self._offset = (time.time() if wall is None else wall) - self._monotonic
 
     def monotonic(self) -> float:
         return self._monotonic

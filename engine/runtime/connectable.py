@@ -166,7 +166,8 @@ class Connectable:
         self._lifecycle = threading.RLock()
         self._stopping = False
         self._unscheduled = False
-        self.session_component = SessionComponent(identifier, self.component_type, on_session_end=self._record_session)
+        self.session_component = SessionComponent(identifier, self.component_type, on_session_end=self._record_session,
+                                                  clock=runtime.clock.time)
         self.logger = ComponentLogger(runtime.bulletins, identifier, name, self.component_type, group_id)
 
     # -- identity and wiring --------------------------------------------------------------

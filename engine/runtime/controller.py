@@ -151,7 +151,8 @@ class FlowController:
             for config in group.connections:
                 source = self.connectable(config.source.id)
                 destination = self.connectable(config.destination.id)
-                queue = FlowFileQueue(config.identifier, self._queue_settings(config), self.storage.flowfiles.swap)
+                queue = FlowFileQueue(config.identifier, self._queue_settings(config), self.storage.flowfiles.swap,
+                                      clock=self.clock.time)
                 connection = Connection(config, source, destination, queue)
                 self.connections[config.identifier] = connection
                 source.outgoing.append(connection)
@@ -193,7 +194,7 @@ class FlowController:
                                                            swap_threshold=self.config.swap_threshold,
                                                            swap_batch_size=min(self.config.swap_batch_size,
                                                                                self.config.swap_threshold)),
-                                   self.storage.flowfiles.swap)
+                                   self.storage.flowfiles.swap, clock=self.clock.time)
             orphan.restore(flowfiles, swap_files)
             self.orphans[queue_id] = orphan
             log.warning("%d FlowFile(s) belong to queue %s, which the flow does not have; they are kept untouched",
@@ -430,7 +431,7 @@ class FlowController:
         queue = self.queue(identifier)
         details = f"FlowFile Queue emptied by {requester}"
         flowfiles, swapped = queue.take_all()
-        component = SessionComponent(identifier, "Connection", incoming=[queue])
+        component = SessionComponent(identifier, "Connection", incoming=[queue], clock=self.clock.time)
         if flowfiles:
             session = ProcessSession(self.storage, component)
             session.adopt(queue, flowfiles, E.DROP, details)
@@ -439,7 +440,8 @@ class FlowController:
         swap = self.storage.flowfiles.swap
         for swap_file in swapped:
             contents = swap.read_flowfiles(swap_file.location)
-            self.storage.provenance.register_events([_drop_event(f, identifier, details) for f in contents])
+            now = int(self.clock.time() * 1000)
+            self.storage.provenance.register_events([_drop_event(f, identifier, details, now) for f in contents])
             swap.delete(swap_file.location)
             queue.acknowledge_counts(swap_file.count, swap_file.bytes)
             dropped += swap_file.count
@@ -458,7 +460,7 @@ class FlowController:
             seconds = queue.settings.expiration
             period = f"{int(seconds)} sec" if seconds == int(seconds) else f"{seconds * 1000:g} millis"
             session = ProcessSession(self.storage, SessionComponent(connection.identifier, "Connection",
-                                                                    incoming=[queue]))
+                                                                    incoming=[queue], clock=self.clock.time))
             session.adopt(queue, expired, E.EXPIRE, f"Expiration Threshold = {period}")
             session.commit()
             expired_count += len(expired)
@@ -586,9 +588,9 @@ class FlowController:
         return found
 
 
-def _drop_event(flowfile: FlowFile, connection_id: str, details: str) -> ProvenanceEvent:
+def _drop_event(flowfile: FlowFile, connection_id: str, details: str, now: int) -> ProvenanceEvent:
     return ProvenanceEvent(
-        E.DROP, int(time.time() * 1000), flowfile.uuid, connection_id, "Connection",
+        E.DROP, now, flowfile.uuid, connection_id, "Connection",
         entry_date=flowfile.entry_date, lineage_start_date=flowfile.lineage_start_date,
         previous_attributes=dict(flowfile.attributes), content_claim=flowfile.content_claim,
         previous_content_claim=flowfile.content_claim, details=details, source_queue_id=connection_id,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
@@ -30,6 +31,8 @@ class SessionComponent:
     penalty_duration: float = 30.0
     next_incoming: int = 0
     on_session_end: Callable[[SessionCounts], None] | None = None
+    #: The wall clock (seconds) for entry dates, queue dates and penalties.
+    clock: Callable[[], float] = time.time
 
     def poll_incoming(self, max_count: int) -> list[tuple[FlowFileQueue, Polled]]:
         """Take up to ``max_count`` FlowFiles from the incoming queues, round robin."""

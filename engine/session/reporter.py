@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from typing import TYPE_CHECKING
 
 from engine.flowfile import FlowFile
@@ -32,7 +31,7 @@ class ProvenanceReporter:
         component = session.component
         return ProvenanceEvent(
             event_type,
-            int(time.time() * 1000),
+            session._now_ms(),
             flowfile.uuid,
             component.identifier,
             component.component_type,

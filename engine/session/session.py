@@ -226,7 +226,7 @@ class ProcessSession:
         if isinstance(parents, FlowFile):
             parents = (parents,)
         parents = tuple(self._require_current(p) for p in parents or ())
-        now = _now_ms()
+        now = self._now_ms()
         new_id = self.storage.flowfiles.next_id()
         new_uuid = str(uuid_module.uuid4())
         if parents:
@@ -260,7 +260,7 @@ class ProcessSession:
         attributes = dict(flowfile.attributes)
         attributes["uuid"] = new_uuid
         child = flowfile._replace(id=new_id, uuid=new_uuid, attributes=attributes, content_claim=claim,
-                                  entry_date=_now_ms(), penalty_expiration=0)
+                                  entry_date=self._now_ms(), penalty_expiration=0)
         if claim is not None:
             self.storage.claims.increment(claim.resource_claim)
         whole = offset is None and size is None
@@ -346,7 +346,7 @@ class ProcessSession:
     def penalize(self, flowfile: FlowFile) -> FlowFile:
         """Keep the FlowFile from being processed again for the component's penalty duration."""
         record = self._record_of(flowfile)
-        expiry = _now_ms() + int(self.component.penalty_duration * 1000)
+        expiry = self._now_ms() + int(self.component.penalty_duration * 1000)
         record.current = record.current._replace(penalty_expiration=expiry)
         return record.current
 
@@ -443,7 +443,7 @@ class ProcessSession:
             if record.owned_claim is not None:
                 claims.decrement(record.owned_claim.resource_claim)
         requeue: dict[FlowFileQueue, list[FlowFile]] = defaultdict(list)
-        expiry = _now_ms() + int(self.component.penalty_duration * 1000)
+        expiry = self._now_ms() + int(self.component.penalty_duration * 1000)
         for record in self._records.values():
             if record.original is not None:
                 original = record.original
@@ -483,7 +483,7 @@ class ProcessSession:
     def _plan(self, plan: _CommitPlan) -> None:
         """Work out the log records, queue hand-offs and provenance events of a commit."""
         component = self.component
-        now = _now_ms()
+        now = self._now_ms()
         duration = int((time.monotonic() - self._started) * 1000)
         for record in list(self._records.values()):
             if record.end is not None:
@@ -628,7 +628,7 @@ class ProcessSession:
     def _generated(self, event_type: E, flowfile: FlowFile, **fields) -> ProvenanceEvent:
         component = self.component
         return ProvenanceEvent(
-            event_type, _now_ms(), flowfile.uuid, component.identifier, component.component_type,
+            event_type, self._now_ms(), flowfile.uuid, component.identifier, component.component_type,
             entry_date=flowfile.entry_date, lineage_start_date=flowfile.lineage_start_date, **fields,
         )
 
@@ -647,6 +647,9 @@ class ProcessSession:
             source_queue_id=record.source.identifier if record.source is not None else None,
             duration=event.duration if event.duration >= 0 else duration,
         )
+
+    def _now_ms(self) -> int:
+        return int(self.component.clock() * 1000)
 
     # -- bookkeeping used by the reporter -------------------------------------------------
 
@@ -678,8 +681,7 @@ def _common_attributes(parents: Sequence[FlowFile]) -> dict[str, str]:
     return first
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
+
 
 
 def _expiration_details(queue: FlowFileQueue) -> str:
