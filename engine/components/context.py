@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from engine.session import ProcessSession
 
 __all__ = [
-    "PropertyValue", "ServiceLookup", "ServiceReference", "ConfigurationContext", "ProcessContext", "ProcessorHost",
+    "FlowFileScope", "PropertyValue", "ServiceLookup", "ServiceReference", "ConfigurationContext", "ProcessContext", "ProcessorHost",
 ]
 
 
@@ -42,6 +42,44 @@ class ServiceLookup(Protocol):
 
     def service_reference(self, identifier: str) -> ServiceReference | None:
         """The service with ``identifier``, or None when there is none."""
+
+
+class FlowFileScope(Mapping[str, str]):
+    """A FlowFile's attributes as expressions see them: its attributes, plus ``fileSize``,
+    ``entryDate`` and ``lineageStartDate`` when no attribute has those names (as in NiFi)."""
+
+    __slots__ = ("_flowfile",)
+
+    _PROPERTIES = {
+        "fileSize": lambda f: str(f.size),
+        "entryDate": lambda f: str(f.entry_date),
+        "lineageStartDate": lambda f: str(f.lineage_start_date),
+    }
+
+    def __init__(self, flowfile: FlowFile) -> None:
+        self._flowfile = flowfile
+
+    def __getitem__(self, key: str) -> str:
+        attributes = self._flowfile.attributes
+        if key in attributes:
+            return attributes[key]
+        compute = self._PROPERTIES.get(key)
+        if compute is None:
+            raise KeyError(key)
+        return compute(self._flowfile)
+
+    def get(self, key: str, default=None):
+        value = self._flowfile.attributes.get(key)
+        if value is not None:
+            return value
+        compute = self._PROPERTIES.get(key)
+        return compute(self._flowfile) if compute is not None else default
+
+    def __iter__(self):
+        return iter(self._flowfile.attributes)
+
+    def __len__(self) -> int:
+        return len(self._flowfile.attributes)
 
 
 class PropertyValue:
@@ -92,9 +130,9 @@ class PropertyValue:
         if descriptor.expression_language is ExpressionScope.ENVIRONMENT:
             scope: Mapping[str, str] = {}
         elif flowfile is not None and attributes:
-            scope = ChainMap(dict(attributes), flowfile.attributes)  # type: ignore[arg-type]
+            scope = ChainMap(dict(attributes), FlowFileScope(flowfile))  # type: ignore[arg-type]
         elif flowfile is not None:
-            scope = flowfile.attributes
+            scope = FlowFileScope(flowfile)
         else:
             scope = attributes or {}
         return PropertyValue(compiled.evaluate(scope, os.environ), descriptor, self._services)

@@ -19,7 +19,7 @@ import re
 import shutil
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -119,6 +119,7 @@ class ContentRepository:
         # Bytes of each file known to be durable, its directory entry included.
         self._synced: dict[ResourceClaim, int] = {}
         self._sync_pool: ThreadPoolExecutor | None = None
+        self._handles = _ReadHandles()
         self._cleaner: threading.Thread | None = None
         self._stop = threading.Event()
 
@@ -219,10 +220,22 @@ class ContentRepository:
         return ClaimReader(fd, claim, path)
 
     def read_bytes(self, claim: ContentClaim) -> bytes:
-        """The whole content of ``claim``."""
-        fd, path = self._open_content(claim)
-        with ClaimReader(fd, claim, path) as reader:
-            return reader.read()
+        """The whole content of ``claim`` (read through a cache of open files: most contents are
+        small and many share a file)."""
+        rc = claim.resource_claim
+        handle = self._handles.acquire(rc)
+        if handle is None:
+            fd, path = self._open_content(claim)
+            handle = self._handles.adopt(rc, fd, path)
+        try:
+            data = os.pread(handle.fd, claim.length, claim.offset)
+        finally:
+            self._handles.release(handle)
+        if len(data) < claim.length:
+            raise ContentNotFoundError(
+                f"content of {claim} not found: {handle.path} ends before byte {claim.offset + claim.length}"
+            )
+        return data
 
     def _open_content(self, claim: ContentClaim) -> tuple[int, str]:
         # Paths are plain strings here: pathlib would cost more than the read of a small content.
@@ -323,6 +336,7 @@ class ContentRepository:
 
     def _remove(self, claim: ResourceClaim) -> bool:
         self._synced.pop(claim, None)
+        self._handles.forget(claim)
         live = self.path(claim)
         if self._config.archive_enabled:
             return self._archives[claim.container].archive(live, claim.section, claim.identifier)
@@ -402,6 +416,7 @@ class ContentRepository:
             sync_pool.shutdown()
         for claim in pooled:
             self._freeze(claim)
+        self._handles.close()
 
     def __enter__(self) -> ContentRepository:
         return self
@@ -447,6 +462,80 @@ class ContentRepository:
     def archive_scans(self, container: str) -> int:
         """How many times the archive of ``container`` was listed to refill its oldest entries."""
         return self._archives[container].scan_count
+
+
+class _Handle:
+    """An open read-only descriptor of a content file and how many readers use it."""
+
+    __slots__ = ("fd", "path", "users", "retired")
+
+    def __init__(self, fd: int, path: str) -> None:
+        self.fd = fd
+        self.path = path
+        self.users = 0
+        self.retired = False
+
+
+class _ReadHandles:
+    """Read-only descriptors of recently read files, kept open (least recently used go first).
+
+    A descriptor is closed only once no reader uses it, so eviction and release never pull a
+    file from under a ``pread``.
+    """
+
+    def __init__(self, capacity: int = 256) -> None:
+        self._capacity = capacity
+        self._lock = threading.Lock()
+        self._open: OrderedDict[ResourceClaim, _Handle] = OrderedDict()
+
+    def acquire(self, claim: ResourceClaim) -> _Handle | None:
+        """The cached handle of ``claim``'s file, marked in use; None when not cached."""
+        with self._lock:
+            handle = self._open.get(claim)
+            if handle is not None:
+                self._open.move_to_end(claim)
+                handle.users += 1
+            return handle
+
+    def adopt(self, claim: ResourceClaim, fd: int, path: str) -> _Handle:
+        """Cache a descriptor just opened; returns the handle to use, marked in use."""
+        with self._lock:
+            handle = self._open.get(claim)
+            if handle is not None:
+                os.close(fd)
+            else:
+                handle = self._open[claim] = _Handle(fd, path)
+                while len(self._open) > self._capacity:
+                    self._retire(self._open.popitem(last=False)[1])
+            handle.users += 1
+            return handle
+
+    def release(self, handle: _Handle) -> None:
+        """The caller is done with ``handle``."""
+        with self._lock:
+            handle.users -= 1
+            if handle.retired and handle.users == 0:
+                os.close(handle.fd)
+
+    def forget(self, claim: ResourceClaim) -> None:
+        """Stop caching ``claim``'s file (it is being archived or deleted)."""
+        with self._lock:
+            handle = self._open.pop(claim, None)
+            if handle is not None:
+                self._retire(handle)
+
+    @staticmethod
+    def _retire(handle: _Handle) -> None:
+        handle.retired = True
+        if handle.users == 0:
+            os.close(handle.fd)
+
+    def close(self) -> None:
+        """Close every cached descriptor no reader uses (the others close on release)."""
+        with self._lock:
+            for handle in self._open.values():
+                self._retire(handle)
+            self._open.clear()
 
 
 def _scan_files(directory: Path) -> list[os.DirEntry[str]]:

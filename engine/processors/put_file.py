@@ -9,7 +9,7 @@ import re
 import stat
 import time
 from datetime import datetime
-from pathlib import Path
+from urllib.parse import quote
 
 from engine.components import (
     ExpressionScope,
@@ -52,6 +52,7 @@ SUCCESS = Relationship("success", "FlowFiles written (or ignored because the fil
 FAILURE = Relationship("failure", "FlowFiles that could not be written; they are penalized")
 
 _BATCH = 100
+_SMALL = 1 << 20
 _SYMBOLIC = re.compile(r"[r-][w-][x-][r-][w-][x-][r-][w-][x-]")
 _OCTAL = re.compile(r"0?[0-7]{3}")
 
@@ -85,6 +86,7 @@ class PutFile(Processor):
         self._permissions = context.property(PERMISSIONS)
         self._owner = context.property(OWNER)
         self._group = context.property(GROUP)
+        self._known_directories: set[str] = set()
 
     def on_trigger(self, context, session):
         for flowfile in session.get_batch(_BATCH):
@@ -97,45 +99,60 @@ class PutFile(Processor):
                 continue
             if target is not None:
                 millis = int((time.monotonic() - started) * 1000)
-                session.provenance.send(flowfile, target.resolve().as_uri(), duration=millis)
+                session.provenance.send(flowfile, "file://" + quote(target), duration=millis)
             session.transfer(flowfile, SUCCESS)
 
-    def _write(self, context, session, flowfile) -> Path | None:
+    def _write(self, context, session, flowfile) -> str | None:
         try:
-            directory = Path(self._directory.evaluate(flowfile).value or "")
+            directory = os.path.abspath(self._directory.evaluate(flowfile).value or "")
         except ExpressionError as error:
             raise _Failure(f"the Directory expression failed: {error}") from error
         name = flowfile.attributes.get("filename") or flowfile.uuid
-        target = directory / name
-        if ".." in Path(name).parts or Path(name).is_absolute():
-            raise _Failure(f"filename {name!r} would leave the directory {str(directory)!r}")
+        if os.path.isabs(name) or ".." in name.split(os.sep):
+            raise _Failure(f"filename {name!r} would leave the directory {directory!r}")
+        target = os.path.join(directory, name)
+        folder = os.path.dirname(target)
         try:
-            if not target.parent.is_dir():
-                if not self._create:
-                    raise _Failure(f"directory {str(target.parent)!r} does not exist")
-                target.parent.mkdir(parents=True, exist_ok=True)
-            if self._max_files is not None and _count_files(target.parent) >= self._max_files:
-                raise _Failure(f"directory {str(target.parent)!r} already holds {self._max_files} files")
-            if target.exists():
+            self._ensure_directory(folder)
+            if self._max_files is not None and _count_files(folder) >= self._max_files:
+                raise _Failure(f"directory {folder!r} already holds {self._max_files} files")
+            if self._conflict != "replace" and os.path.lexists(target):
                 if self._conflict == "ignore":
                     context.logger.info("%s exists; ignoring FlowFile %s", target, flowfile.uuid)
                     return None
-                if self._conflict == "fail":
-                    raise _Failure(f"{str(target)!r} already exists")
-            temporary = target.with_name("." + target.name)
-            with session.read(flowfile) as source, open(temporary, "wb") as out:
-                while True:
-                    chunk = source.read(1 << 20)
-                    if not chunk:
-                        break
-                    out.write(chunk)
+                raise _Failure(f"{target!r} already exists")
+            temporary = os.path.join(folder, "." + os.path.basename(target))
+            self._copy_content(session, flowfile, temporary)
             self._apply_metadata(flowfile, temporary)
             os.replace(temporary, target)
         except OSError as error:
+            self._known_directories.discard(folder)
             raise _Failure(f"{type(error).__name__}: {error}") from error
         return target
 
-    def _apply_metadata(self, flowfile, path: Path) -> None:
+    def _ensure_directory(self, folder: str) -> None:
+        if folder in self._known_directories:
+            return
+        if not os.path.isdir(folder):
+            if not self._create:
+                raise _Failure(f"directory {folder!r} does not exist")
+            os.makedirs(folder, exist_ok=True)
+        self._known_directories.add(folder)
+
+    @staticmethod
+    def _copy_content(session, flowfile, path: str) -> None:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        try:
+            if flowfile.size <= _SMALL:
+                _write_all(fd, session.read_bytes(flowfile))
+            else:
+                with session.read(flowfile) as source:
+                    while chunk := source.read(1 << 20):
+                        _write_all(fd, chunk)
+        finally:
+            os.close(fd)
+
+    def _apply_metadata(self, flowfile, path: str) -> None:
         try:
             if self._modified.is_set():
                 text = self._modified.evaluate(flowfile).value
@@ -160,7 +177,13 @@ class _Failure(Exception):
     """Why one FlowFile could not be written."""
 
 
-def _count_files(directory: Path) -> int:
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _count_files(directory: str) -> int:
     with os.scandir(directory) as entries:
         return sum(1 for entry in entries if entry.is_file() and not entry.name.startswith("."))
 

@@ -116,11 +116,13 @@ def encode_events(events: Iterable[ProvenanceEvent]) -> list[bytes]:
 UUID_KEY, FILENAME_KEY, COMPONENT_KEY, ATTRIBUTE_KEY = b"uuid", b"filename", b"component", b"attribute"
 
 
+@lru_cache(maxsize=1 << 16)
 def index_key(domain: bytes, text: str) -> int:
     """The signed 64-bit key under which a shard indexes ``text`` (a uuid, a filename, ...).
 
     Integer keys make index rows small and cheap to insert; two texts may share a key, so
-    whatever an index lookup finds is checked against the events read.
+    whatever an index lookup finds is checked against the events read. Keys are cached: a
+    FlowFile's uuid and filename come back in each of its events.
     """
     return int.from_bytes(blake2b(text.encode(), digest_size=8, person=domain).digest(), "little", signed=True)
 

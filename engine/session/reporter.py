@@ -19,7 +19,8 @@ class ProvenanceReporter:
     At commit every held event is completed with the FlowFile's committed attributes and
     content, except SEND, UPLOAD and CLONE events, which keep the FlowFile as it was when they
     were reported: what was sent is what gets recorded. A ``send`` with ``force`` (the default)
-    is written at once and survives a rollback, since data that left cannot be un-sent.
+    is recorded even if the session rolls back, since data that left cannot be un-sent: it is
+    written with the commit, or by the rollback.
     """
 
     def __init__(self, session: ProcessSession) -> None:
@@ -43,7 +44,7 @@ class ProvenanceReporter:
     def _snapshot(self, event: ProvenanceEvent, flowfile: FlowFile) -> ProvenanceEvent:
         original = self._session._original_of(flowfile)
         return event._replace(
-            previous_attributes=dict(original.attributes) if original is not None else {},
+            previous_attributes=original.attributes if original is not None else {},
             updated_attributes=_diff(original.attributes if original is not None else {}, flowfile.attributes),
             previous_content_claim=original.content_claim if original is not None else None,
             content_claim=flowfile.content_claim,
@@ -72,7 +73,7 @@ class ProvenanceReporter:
             self._event(E.SEND, flowfile, transit_uri=transit_uri, details=details, duration=duration), flowfile
         )
         if force:
-            self._session.storage.provenance.register_events([event])
+            self._session._force(event)
         else:
             self._session._hold(event, enrich=False)
 
@@ -81,7 +82,7 @@ class ProvenanceReporter:
         event = self._snapshot(
             self._event(E.UPLOAD, flowfile, transit_uri=transit_uri, details=details, duration=duration), flowfile
         )
-        self._session.storage.provenance.register_events([event])
+        self._session._force(event)
 
     def remote_invocation(self, flowfile: FlowFile, transit_uri: str, *, details: str | None = None) -> None:
         """A remote service was invoked on behalf of the FlowFile (content not sent)."""

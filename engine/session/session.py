@@ -41,6 +41,7 @@ from engine.repository.records import RepositoryRecord
 from engine.session.component import SessionComponent
 from engine.session.reporter import ProvenanceReporter, _diff
 from engine.wal import SyncPolicy
+from engine.wal.serde import UpdateType
 
 if TYPE_CHECKING:
     from engine.storage import NodeStorage
@@ -53,6 +54,8 @@ log = logging.getLogger(__name__)
 _queue_date_index = itertools.count()
 
 _IMMUTABLE_ATTRIBUTES = frozenset({"uuid"})
+_CREATE, _UPDATE = UpdateType.CREATE, UpdateType.UPDATE
+_new = tuple.__new__
 ALTERNATE_IDENTIFIER = "alternate.identifier"
 DISCARD_REASON = "discard.reason"
 
@@ -142,6 +145,7 @@ class ProcessSession:
         self._held: list[_Held] = []
         self._started = time.monotonic()
         self._on_commit: list[Callable[[], None]] = []
+        self._forced: list[ProvenanceEvent] = []
         self._counts = SessionCounts()
         self._lock = threading.RLock()
         self._terminated = False
@@ -390,9 +394,10 @@ class ProcessSession:
                 written = {r.owned_claim.resource_claim for r in self._all_records(plan) if r.owned_claim}
                 if written:
                     storage.content.sync(written)
-            events = plan.events + plan.drop_events
+            events = self._forced + plan.events + plan.drop_events
             if events:
                 storage.provenance.register_events(events)
+                self._forced = []
             if plan.wal:
                 storage.flowfiles.update(plan.wal)
         except BaseException:
@@ -438,6 +443,7 @@ class ProcessSession:
         return self._terminated
 
     def _rollback(self, penalize: bool) -> None:
+        self._register_forced()
         claims = self.storage.claims
         for record in self._records.values():
             if record.owned_claim is not None:
@@ -472,6 +478,7 @@ class ProcessSession:
                 log.exception("reporting the counts of a session failed")
         self._records = {}
         self._held = []
+        self._forced = []
         self._on_commit = []
         self._counts = SessionCounts()
         self._started = time.monotonic()
@@ -516,12 +523,17 @@ class ProcessSession:
         plan.events = self._plan_events(plan, duration)
 
     def _plan_transfer(self, record: _Record, queue: FlowFileQueue, plan: _CommitPlan, now: int) -> None:
-        flowfile = record.current._replace(last_queue_date=now, queue_date_index=next(_queue_date_index))
+        current = record.current
+        # FlowFile fields 7 and 8 are the queue date and its index; built without _replace,
+        # which costs several times more on this per-FlowFile path.
+        flowfile = _new(FlowFile, (*current[:7], now, next(_queue_date_index), current[9]))
         record.current = flowfile
-        if record.original is None:
-            plan.wal.append(RepositoryRecord.create(flowfile, queue.identifier))
+        original = record.original
+        if original is None:
+            plan.wal.append(_new(RepositoryRecord, (_CREATE, flowfile, queue.identifier, None, None, None)))
         else:
-            plan.wal.append(RepositoryRecord.update(flowfile, queue.identifier, record.original.content_claim))
+            plan.wal.append(_new(RepositoryRecord, (_UPDATE, flowfile, queue.identifier, None, None,
+                                                    original.content_claim)))
         plan.enqueue[queue].append(flowfile)
 
     def _plan_drop(self, record: _Record, plan: _CommitPlan, relationship: str | None) -> None:
@@ -538,12 +550,12 @@ class ProcessSession:
             details = f"Auto-Terminated by {relationship} Relationship"
         else:
             details = flowfile.attributes.get(DISCARD_REASON)
-        plan.drop_events.append(self._complete(self._generated(E.DROP, flowfile, details=details), record, -1))
+        plan.drop_events.append(self._event_for(E.DROP, record, -1, details=details))
 
     def _plan_end(self, record: _Record, plan: _CommitPlan) -> None:
         event_type, details = record.end
         plan.wal.append(RepositoryRecord.delete(record.original))
-        plan.drop_events.append(self._complete(self._generated(event_type, record.current, details=details), record, -1))
+        plan.drop_events.append(self._event_for(event_type, record, -1, details=details))
 
     def _clone_for(self, source: _Record, plan: _CommitPlan, duration: int) -> _Record:
         """A clone of ``source`` for one more connection of its relationship (with its CLONE event)."""
@@ -577,9 +589,9 @@ class ProcessSession:
                     forks[parent.uuid].append(record.current.uuid)
                     fork_parents[parent.uuid] = parent
                 else:
-                    events.append(self._complete(self._generated(
-                        E.JOIN, record.current, parent_uuids=tuple(p.uuid for p in record.parents),
-                        child_uuids=(record.current.uuid,)), record, duration))
+                    events.append(self._event_for(E.JOIN, record, duration,
+                                                  parent_uuids=tuple(p.uuid for p in record.parents),
+                                                  child_uuids=(record.current.uuid,)))
                 created.add(record.current.uuid)
         for parent_uuid, children in forks.items():
             parent_record = by_uuid.get(parent_uuid)
@@ -606,23 +618,24 @@ class ProcessSession:
                 continue
             if record.original is None:
                 if flowfile.uuid not in created:
-                    events.append(self._complete(self._generated(E.CREATE, flowfile), record, duration))
+                    events.append(self._event_for(E.CREATE, record, duration))
                     reported.add(flowfile.uuid)
                 continue
-            content_changed = flowfile.content_claim != record.original.content_claim
-            if content_changed and flowfile.uuid not in reported:
-                events.append(self._complete(self._generated(E.CONTENT_MODIFIED, flowfile), record, duration))
+            if flowfile.uuid in reported:
+                continue
+            if flowfile.content_claim != record.original.content_claim:
+                events.append(self._event_for(E.CONTENT_MODIFIED, record, duration))
                 reported.add(flowfile.uuid)
-            elif flowfile.uuid not in reported and _diff(record.original.attributes, flowfile.attributes):
-                events.append(self._complete(self._generated(E.ATTRIBUTES_MODIFIED, flowfile), record, duration))
+            elif record.original.attributes is not flowfile.attributes and \
+                    _diff(record.original.attributes, flowfile.attributes):
+                events.append(self._event_for(E.ATTRIBUTES_MODIFIED, record, duration))
                 reported.add(flowfile.uuid)
         for record in self._records.values():
             flowfile = record.current
             before = record.original.attributes.get(ALTERNATE_IDENTIFIER) if record.original else None
             after = flowfile.attributes.get(ALTERNATE_IDENTIFIER)
             if after and after != before and not (record.removed and record.original is None):
-                events.append(self._complete(
-                    self._generated(E.ASSOCIATE, flowfile, alternate_identifier=after), record, duration))
+                events.append(self._event_for(E.ASSOCIATE, record, duration, alternate_identifier=after))
         return events
 
     def _generated(self, event_type: E, flowfile: FlowFile, **fields) -> ProvenanceEvent:
@@ -632,21 +645,38 @@ class ProcessSession:
             entry_date=flowfile.entry_date, lineage_start_date=flowfile.lineage_start_date, **fields,
         )
 
-    def _complete(self, event: ProvenanceEvent, record: _Record, duration: int) -> ProvenanceEvent:
-        """Fill in an event with the committed state of its FlowFile."""
+    def _event_for(self, event_type: E, record: _Record, duration: int, **fields) -> ProvenanceEvent:
+        """A new event about ``record``'s FlowFile, completed with its committed state."""
+        component = self.component
+        event = ProvenanceEvent(event_type, self._now_ms(), record.current.uuid, component.identifier,
+                                component.component_type, **fields)
+        return self._complete(event, record, duration)
+
+    @staticmethod
+    def _complete(event: ProvenanceEvent, record: _Record, duration: int) -> ProvenanceEvent:
+        """Fill in an event with the committed state of its FlowFile.
+
+        Attribute mappings are shared, not copied: a FlowFile's attributes are never mutated.
+        The tuple is built by position (see ``ProvenanceEvent``): ``_replace`` would cost
+        several times more, and this runs for every event.
+        """
         flowfile = record.current
         original = record.original
-        before = original.attributes if original is not None else {}
-        return event._replace(
-            entry_date=flowfile.entry_date,
-            lineage_start_date=flowfile.lineage_start_date,
-            previous_attributes=dict(before),
-            updated_attributes=_diff(before, flowfile.attributes),
-            previous_content_claim=original.content_claim if original is not None else None,
-            content_claim=flowfile.content_claim,
-            source_queue_id=record.source.identifier if record.source is not None else None,
-            duration=event.duration if event.duration >= 0 else duration,
-        )
+        if original is not None:
+            before = original.attributes
+            updated = {} if before is flowfile.attributes else _diff(before, flowfile.attributes)
+            previous_claim = original.content_claim
+        else:
+            before = {}
+            updated = _diff(before, flowfile.attributes)
+            previous_claim = None
+        source = record.source.identifier if record.source is not None else None
+        e = event
+        return _new(ProvenanceEvent, (
+            e[0], e[1], e[2], e[3], e[4], flowfile.entry_date, flowfile.lineage_start_date, e[7], e[8],
+            before, updated, previous_claim, flowfile.content_claim, e[13], e[14], e[15], e[16], e[17], source,
+            e[19] if e[19] >= 0 else duration, e[20],
+        ))
 
     def _now_ms(self) -> int:
         return int(self.component.clock() * 1000)
@@ -655,6 +685,20 @@ class ProcessSession:
 
     def _hold(self, event: ProvenanceEvent, *, enrich: bool = True) -> None:
         self._held.append(_Held(event, enrich))
+
+    def _force(self, event: ProvenanceEvent) -> None:
+        """Keep an event that is recorded whatever becomes of the session (a SEND: what left
+        cannot be un-sent); it is written with the commit, or by a rollback."""
+        self._forced.append(event)
+
+    def _register_forced(self) -> None:
+        if self._forced:
+            try:
+                self.storage.provenance.register_events(self._forced)
+            except Exception:
+                log.exception("could not record %d provenance event(s) of data sent before a rollback",
+                              len(self._forced))
+            self._forced = []
 
     def _record_of(self, flowfile: FlowFile) -> _Record:
         record = self._records.get(flowfile.id)
