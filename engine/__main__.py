@@ -3,6 +3,7 @@
     python -m engine run --flow FLOW.json --data-dir DIR     run one node until SIGTERM/SIGINT
     python -m engine validate FLOW.json                      list every problem of a flow definition
     python -m engine components [--json]                     the processor and service types found
+    python -m engine docs                                    Markdown reference of the built-in types
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import threading
 from dataclasses import replace
 from pathlib import Path
 
-from engine.components import default_registry
+from engine.components import ComponentRegistry, default_registry
+from engine.docs import render_components
 from engine.flow import FlowDefinitionError, check_flow, load_flow
 from engine.node import NodeConfig, StandaloneNode
 
@@ -43,11 +45,15 @@ def main(argv: list[str] | None = None) -> int:
     validate.add_argument("flow", type=Path)
     components = commands.add_parser("components", help="list the processor and controller-service types")
     components.add_argument("--json", action="store_true", help="print JSON")
+    commands.add_parser("docs", help="print the reference of the built-in processors and services (Markdown)")
     args = parser.parse_args(argv)
     if args.command == "run":
         return _run(args)
     if args.command == "validate":
         return _validate(args.flow)
+    if args.command == "docs":
+        sys.stdout.write(render_components(ComponentRegistry(use_entry_points=False)))
+        return 0
     return _components(args.json)
 
 
