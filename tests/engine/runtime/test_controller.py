@@ -11,6 +11,7 @@ from engine.provenance.query import ProvenanceQuery
 from engine.runtime import ComponentStateError, FlowController, ManualClock, RuntimeConfig
 from engine.storage import NodeStorage
 from engine.testing.flows import connection, flow, funnel, group, port, processor, service
+from tests.engine.runtime.conftest import Tick
 from tests.engine.runtime.test_scheduling import seed
 
 
@@ -185,3 +186,23 @@ def test_status_counts_queues_processors_and_groups(make_controller):
     assert status.node.queued_count == 5
     assert "5 FlowFiles queued" in controller.status_line()
     assert status.as_dict()["node"]["queued_count"] == 5
+
+
+class NeedsGreeter(Tick):
+    """A Tick that references a Greeter service."""
+
+    properties = (PropertyDescriptor("Greeter", required=True, service=object),)
+
+
+def test_a_processor_referencing_a_disabled_service_is_invalid(make_controller, registry):
+    registry.register(Greeter, "tests")
+    registry.register(NeedsGreeter, "tests")
+    document = flow(services=[service("s", "Greeter", {"Greeting": "hi"}, state="DISABLED")],
+                    processors=[processor("n", "NeedsGreeter", {"Greeter": "s"}, auto_terminate=["success"])])
+    controller = make_controller(document)
+    failures = controller.start_components()
+    assert any("references controller service 's', which is not enabled" in f for f in failures)
+    controller.enable_service("s")
+    controller.start_processor("n")
+    with pytest.raises(ComponentStateError, match="is used by NeedsGreeter"):
+        controller.disable_service("s")
