@@ -386,3 +386,12 @@ def test_a_record_writer_is_not_offered(tmp_path, inbox):
     properties = {"Input Directory": str(inbox), "Record Writer": "writer"}
     with ProcessorTestRunner(ListFile, tmp_path, properties, input=False) as runner:
         assert "'Record Writer' is not a property of ListFile" in runner.validate()
+
+
+def test_a_missing_input_directory_at_run_time_is_reported_not_fatal(tmp_path, inbox):
+    with runner_for(tmp_path, inbox) as runner:
+        runner.node.start()
+        inbox.rmdir()
+        runner.run()
+        assert runner.output("success") == []
+        assert any("does not exist" in message for message in runner.bulletins)
