@@ -246,7 +246,7 @@ class ListFile(Processor):
         if not self._tracking:
             if state.values:
                 context.state.clear(Scope.CLUSTER)
-        elif state.values and state.get(CONFIGURATION) != self._configuration:
+        elif state.get(CONFIGURATION, self._configuration) != self._configuration:
             context.logger.info("the listing configuration changed: listing every file again")
             context.state.clear(Scope.CLUSTER)
 
