@@ -146,6 +146,7 @@ class ProcessSession:
         self._started = time.monotonic()
         self._on_commit: list[Callable[[], None]] = []
         self._forced: list[ProvenanceEvent] = []
+        self._on_rollback: list[Callable[[], None]] = []
         self._counts = SessionCounts()
         self._lock = threading.RLock()
         self._terminated = False
@@ -215,6 +216,11 @@ class ProcessSession:
     def on_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once this session's next commit has succeeded (never on rollback)."""
         self._on_commit.append(callback)
+
+    def on_rollback(self, callback: Callable[[], None]) -> None:
+        """Run ``callback`` if this session is rolled back (or its task terminated) instead of
+        committed: release what was reserved for the work of the session."""
+        self._on_rollback.append(callback)
 
     @property
     def counts(self) -> SessionCounts:
@@ -417,12 +423,7 @@ class ProcessSession:
         callbacks = self._on_commit
         counts.committed = True
         self._reset()
-        for callback in callbacks:
-            try:
-                callback()
-            except Exception:
-                log.exception("a commit callback of %s %s failed", self.component.component_type,
-                              self.component.identifier)
+        _run_callbacks(callbacks, "commit", self.component)
 
     @_guarded
     def rollback(self, penalize: bool = False) -> None:
@@ -459,7 +460,9 @@ class ProcessSession:
         for queue, flowfiles in requeue.items():
             queue.put_all(flowfiles)
         self._acknowledge()
+        callbacks = self._on_rollback
         self._reset()
+        _run_callbacks(callbacks, "rollback", self.component)
 
     def _acknowledge(self) -> None:
         taken: dict[FlowFileQueue, list[FlowFile]] = defaultdict(list)
@@ -480,6 +483,7 @@ class ProcessSession:
         self._held = []
         self._forced = []
         self._on_commit = []
+        self._on_rollback = []
         self._counts = SessionCounts()
         self._started = time.monotonic()
 
@@ -725,6 +729,12 @@ def _common_attributes(parents: Sequence[FlowFile]) -> dict[str, str]:
     return first
 
 
+def _run_callbacks(callbacks: list[Callable[[], None]], when: str, component: SessionComponent) -> None:
+    for callback in callbacks:
+        try:
+            callback()
+        except Exception:
+            log.exception("a %s callback of %s %s failed", when, component.component_type, component.identifier)
 
 
 

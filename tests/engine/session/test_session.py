@@ -305,3 +305,28 @@ def test_committed_flowfiles_survive_a_restart(node, tmp_path):
     finally:
         again.close()
         node.storage = again  # the fixture closes it again harmlessly
+
+
+def test_rollback_callbacks_run_on_rollback_and_failed_commit_but_not_on_commit(node):
+    calls = []
+    node.seed("in", b"x")
+    session = node.session(incoming=["in"], outgoing={"success": ["out"]})
+    session.on_commit(lambda: calls.append("commit"))
+    session.on_rollback(lambda: calls.append("rollback"))
+    session.transfer(session.get(), "success")
+    session.commit()
+    assert calls == ["commit"]
+
+    session.on_rollback(lambda: calls.append("rollback 2"))
+    session.rollback()
+    assert calls == ["commit", "rollback 2"]
+    session.rollback()
+    assert calls == ["commit", "rollback 2"], "callbacks run once, for the session's next ending only"
+
+    failing = node.session(outgoing={"success": []})
+    failing.on_commit(lambda: calls.append("never"))
+    failing.on_rollback(lambda: calls.append("failed commit"))
+    failing.transfer(failing.create(), "success")
+    with pytest.raises(FlowFileHandlingError):
+        failing.commit()
+    assert calls == ["commit", "rollback 2", "failed commit"]
