@@ -9,9 +9,10 @@ import threading
 import time
 import zipfile
 from collections import deque
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, BinaryIO, Callable, Sequence
+from typing import TYPE_CHECKING, BinaryIO
 
 from engine.components import (
     AllowableValue,
@@ -196,8 +197,8 @@ _UNBOUNDED = (0, float("inf"), 0, float("inf"))
 class _Bin:
     """FlowFiles waiting to be merged, held (uncommitted) in a session of their own."""
 
-    __slots__ = ("session", "created", "min_size", "max_size", "min_entries", "max_entries", "defragment",
-                 "contents", "size", "indexes", "failed_offers", "reason")
+    __slots__ = ("contents", "created", "defragment", "failed_offers", "indexes", "max_entries", "max_size",
+                 "min_entries", "min_size", "reason", "session", "size")
 
     def __init__(self, session: ProcessSession, created: float, thresholds: tuple, defragment: bool) -> None:
         self.session = session
@@ -379,52 +380,54 @@ class MergeContent(Processor):
         with self._lock:
             open_bins = self._bin_count + len(self._ready)
         binned, new_bin_needed = 0, False
-        if open_bins <= self._max_bins:
-            binned, new_bin_needed = self._bin_flowfiles(context, session)
-        if not self._scheduled:
-            return
-        moved = self._take_ready_bins(relax=binned == 0, new_bin_needed=new_bin_needed)
-        merged = self._process_ready_bins(context)
+        created: list[_Bin] = []
+        try:
+            if open_bins <= self._max_bins:
+                binned, new_bin_needed = self._bin_flowfiles(context, session, created)
+            if not self._scheduled:
+                return
+            moved = self._take_ready_bins(relax=binned == 0, new_bin_needed=new_bin_needed)
+            merged = self._process_ready_bins(context)
+        except BaseException:
+            # The runtime rolls back the sessions this task opened: forget the bins they hold.
+            self._discard(created, context)
+            raise
         if not (binned or moved or merged):
             context.yield_processor()
 
-    def _bin_flowfiles(self, context, session) -> tuple[int, bool]:
-        """Move FlowFiles from the queue into bins; returns how many, and whether one found no room."""
+    def _bin_flowfiles(self, context, session, created: list[_Bin]) -> tuple[int, bool]:
+        """Move FlowFiles from the queue into bins (new bins are added to ``created``); returns how
+        many, and whether one found no room."""
         binned = 0
         new_bin_needed = False
-        created: list[_Bin] = []
-        try:
-            while self._scheduled:
-                with self._lock:
-                    if self._bin_count > self._max_bins:
-                        break
-                flowfiles = session.get_batch(_BATCH)
-                if not flowfiles:
+        while self._scheduled:
+            with self._lock:
+                if self._bin_count > self._max_bins:
                     break
-                groups: dict[str | None, list[FlowFile]] = {}
-                for flowfile in flowfiles:
-                    try:
-                        group = self._group_of(flowfile)
-                    except ExpressionError as error:
-                        context.logger.error("cannot tell which bin %s belongs to: %s; routing to failure",
-                                             flowfile.uuid, error)
-                        session.transfer(flowfile, FAILURE)
-                        continue
-                    groups.setdefault(group, []).append(flowfile)
-                with self._lock:
-                    for group, members in groups.items():
-                        unbinned = self._offer(context, group, members, session, created)
-                        new_bin_needed = new_bin_needed or bool(unbinned)
-                        for flowfile in unbinned:
-                            # A FlowFile no bin can take is merged on its own.
-                            alone = _Bin(context.create_session(), time.monotonic(), _UNBOUNDED, False)
-                            created.append(alone)
-                            alone.offer(flowfile, session)
-                            self._ready.append(alone)
-                        binned += len(members)
-        except BaseException:
-            self._discard(created, context)
-            raise
+            flowfiles = session.get_batch(_BATCH)
+            if not flowfiles:
+                break
+            groups: dict[str | None, list[FlowFile]] = {}
+            for flowfile in flowfiles:
+                try:
+                    group = self._group_of(flowfile)
+                except ExpressionError as error:
+                    context.logger.error("cannot tell which bin %s belongs to: %s; routing to failure",
+                                         flowfile.uuid, error)
+                    session.transfer(flowfile, FAILURE)
+                    continue
+                groups.setdefault(group, []).append(flowfile)
+            with self._lock:
+                for group, members in groups.items():
+                    unbinned = self._offer(context, group, members, session, created)
+                    new_bin_needed = new_bin_needed or bool(unbinned)
+                    for flowfile in unbinned:
+                        # A FlowFile no bin can take is merged on its own.
+                        alone = _Bin(context.create_session(), time.monotonic(), _UNBOUNDED, False)
+                        created.append(alone)
+                        alone.offer(flowfile, session)
+                        self._ready.append(alone)
+                    binned += len(members)
         return binned, new_bin_needed
 
     def _group_of(self, flowfile: FlowFile) -> str | None:
@@ -459,7 +462,8 @@ class MergeContent(Processor):
         return unbinned
 
     def _discard(self, bins: list[_Bin], context) -> None:
-        """Forget bins opened by a trigger that failed, returning their FlowFiles to the queue."""
+        """Forget bins opened by a trigger that failed, returning their FlowFiles to the queue (a bin
+        already merged is gone from the bins, and its committed session has nothing to undo)."""
         doomed = {id(bin_) for bin_ in bins}
         with self._lock:
             for group in list(self._bins):

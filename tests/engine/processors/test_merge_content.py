@@ -4,7 +4,7 @@ import tarfile
 import time
 import tracemalloc
 import zipfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from engine.processors.merge_content import MergeContent
 from engine.provenance.event import ProvenanceEventType as E
@@ -145,6 +145,17 @@ def test_correlation_attribute_name_may_be_an_expression(tmp_path):
         assert sorted(contents(runner)) == [b"13", b"2"]
 
 
+def test_a_correlation_expression_that_fails_sends_the_flowfile_to_failure(tmp_path):
+    properties = props(Correlation_Attribute_Name="${n:toNumber()}")
+    with ProcessorTestRunner(MergeContent, tmp_path, properties) as runner:
+        runner.enqueue(b"bad", n="abc")
+        runner.enqueue(b"good", n="7", **{"7": "g"})
+        runner.run(2, stop=False)
+        assert contents(runner, "failure") == [b"bad"]
+        assert contents(runner) == [b"good"]
+        assert any("cannot tell which bin" in message for message in runner.bulletins)
+
+
 def test_when_bins_run_out_the_oldest_is_merged(tmp_path):
     properties = props(Correlation_Attribute_Name="group", Minimum_Number_of_Entries="10", Maximum_number_of_Bins="2")
     with ProcessorTestRunner(MergeContent, tmp_path, properties) as runner:
@@ -239,7 +250,7 @@ def test_tar_entries_carry_name_path_mode_and_modified_time(tmp_path):
             first, second = archive.getmembers()
             assert first.name == "dir/sub/a.txt" and archive.extractfile(first).read() == b"first"
             assert first.mode == 0o755
-            assert first.mtime == datetime(2024, 5, 1, 8, 0, tzinfo=timezone.utc).timestamp()
+            assert first.mtime == datetime(2024, 5, 1, 8, 0, tzinfo=UTC).timestamp()
             assert second.name == "b.txt" and archive.extractfile(second).read() == b"second"
             assert second.mode == 0o644 and abs(second.mtime - time.time()) < 60
 
