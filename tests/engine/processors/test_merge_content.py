@@ -239,8 +239,8 @@ def test_a_fragment_without_an_index_goes_to_failure_at_once(tmp_path):
 def test_tar_entries_carry_name_path_mode_and_modified_time(tmp_path):
     properties = props(Merge_Format="TAR", Keep_Path="true", Maximum_Number_of_Entries="2")
     with ProcessorTestRunner(MergeContent, tmp_path, properties) as runner:
-        runner.enqueue(b"first", filename="a.txt", path="./dir/sub/", **{"tar.permissions": "755",
-                                                                           "file.lastModifiedTime": "2024-05-01T10:00:00+0200"})
+        runner.enqueue(b"first", filename="a.txt", path="./dir/sub/",
+                       **{"tar.permissions": "755", "file.lastModifiedTime": "2024-05-01T10:00:00+0200"})
         runner.enqueue(b"second", filename="b.txt", path="./", **{"tar.permissions": "bad"})
         runner.run(1, stop=False)
         (merged,) = runner.output("merged")
@@ -496,7 +496,8 @@ def test_invalid_configurations_are_reported(tmp_path):
     with ProcessorTestRunner(MergeContent, tmp_path, properties) as runner:
         problems = runner.validate()
         assert any("'Max Bin Age' must be at least 1 sec" in problem for problem in problems)
-    with ProcessorTestRunner(MergeContent, tmp_path, {k: v for k, v in properties.items() if k != "Max Bin Age"}) as runner:
+    del properties["Max Bin Age"]
+    with ProcessorTestRunner(MergeContent, tmp_path, properties) as runner:
         problems = runner.validate()
         assert any("Minimum Group Size" in problem and "Maximum Group Size" in problem for problem in problems)
         assert any("Minimum Number of Entries" in problem for problem in problems)
