@@ -273,10 +273,11 @@ class MergeContent(Processor):
 
     FlowFiles waiting in a bin stay in a session of the bin's own that is committed only when the
     bin is merged: the merged FlowFile (a JOIN provenance event names every original as a parent)
-    goes to merged and the originals, with merge.uuid, to original in one commit. Stopping the
-    processor rolls the open bins back, so their FlowFiles return to the input queue; after a crash
-    they are there too. The processor is triggered even when no FlowFile waits, so that aged bins
-    are merged on time.
+    goes to merged and the originals, with merge.uuid, to original in one commit (a bin of a single
+    FlowFile records a FORK instead). Stopping the processor rolls the open bins back, so their
+    FlowFiles return to the input queue; after a crash they are there too. The processor is
+    triggered even when no FlowFile waits, so that aged bins are merged on time; with nothing to do
+    it yields, so bin ages are checked about once per yield duration.
 
     Contents are copied through streams; a bin of any size is merged without being held in
     memory. The merged FlowFile's mime.type is application/tar, application/zip or

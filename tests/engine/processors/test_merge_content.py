@@ -465,6 +465,7 @@ def test_binned_flowfiles_are_still_queued_after_a_crash(tmp_path):
         assert not recovered.queues.get("out-merged") and not recovered.queues.get("out-original")
     finally:
         storage.close()
+        runner.controller.shutdown(timeout=2)
 
 
 def test_many_flowfiles_totalling_megabytes_merge_without_holding_them_in_memory(tmp_path):
