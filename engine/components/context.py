@@ -226,6 +226,7 @@ class ProcessorHost(Protocol):
     identifier: str
     name: str
     logger: logging.LoggerAdapter
+    clock: Any
     state_manager: StateManager
     is_primary_node: bool
     is_clustered: bool
@@ -272,6 +273,12 @@ class ProcessContext(ConfigurationContext):
     def logger(self) -> logging.LoggerAdapter:
         """A logger whose warnings and errors also become bulletins of this processor."""
         return self._host.logger
+
+    @property
+    def clock(self) -> Any:
+        """The node's clock: ``monotonic()`` for intervals (bin ages...), ``time()`` for dates.
+        Tests run the node on a clock they move by hand."""
+        return self._host.clock
 
     def yield_processor(self) -> None:
         """Do not trigger this processor again for its yield duration (the remote end is down...)."""

@@ -387,7 +387,7 @@ class MergeContent(Processor):
                 binned, new_bin_needed = self._bin_flowfiles(context, session, created)
             if not self._scheduled:
                 return
-            moved = self._take_ready_bins(relax=binned == 0, new_bin_needed=new_bin_needed)
+            moved = self._take_ready_bins(context, relax=binned == 0, new_bin_needed=new_bin_needed)
             merged = self._process_ready_bins(context)
         except BaseException:
             # The runtime rolls back the sessions this task opened: forget the bins they hold.
@@ -424,7 +424,7 @@ class MergeContent(Processor):
                     new_bin_needed = new_bin_needed or bool(unbinned)
                     for flowfile in unbinned:
                         # A FlowFile no bin can take is merged on its own.
-                        alone = _Bin(context.create_session(), time.monotonic(), _UNBOUNDED, False)
+                        alone = _Bin(context.create_session(), context.clock.monotonic(), _UNBOUNDED, False)
                         created.append(alone)
                         alone.offer(flowfile, session)
                         self._ready.append(alone)
@@ -451,7 +451,7 @@ class MergeContent(Processor):
                 continue
             if any(bin_.offer(flowfile, session) for bin_ in bins):
                 continue
-            bin_ = _Bin(context.create_session(), time.monotonic(), self._thresholds, self._defragment)
+            bin_ = _Bin(context.create_session(), context.clock.monotonic(), self._thresholds, self._defragment)
             if bin_.offer(flowfile, session):
                 bins.append(bin_)
                 created.append(bin_)
@@ -478,14 +478,14 @@ class MergeContent(Processor):
         for bin_ in bins:
             _roll_back(bin_.session, context)
 
-    def _take_ready_bins(self, relax: bool, new_bin_needed: bool) -> int:
+    def _take_ready_bins(self, context, relax: bool, new_bin_needed: bool) -> int:
         """Move the bins due for merging to the ready queue; returns how many moved.
 
         Full bins are due; with ``relax`` (no FlowFile came in) so are bins that reached the
         minimums; bins older than Max Bin Age always are. When none is due but the bins are too
         many (or one more is needed and there is no room), the oldest one is.
         """
-        now = time.monotonic()
+        now = context.clock.monotonic()
         moved = 0
         with self._lock:
             for group in list(self._bins):
@@ -598,7 +598,7 @@ class MergeContent(Processor):
             "filename": _merged_filename(contents) + _EXTENSIONS[self._format],
             "mime.type": mime_type,
             MERGE_COUNT: str(len(contents)),
-            MERGE_BIN_AGE: str(int((time.monotonic() - bin_.created) * 1000)),
+            MERGE_BIN_AGE: str(int((context.clock.monotonic() - bin_.created) * 1000)),
             MERGE_REASON: bin_.reason,
         })
         return session.put_all_attributes(bundle, attributes), unmerged

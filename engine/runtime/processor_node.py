@@ -225,6 +225,10 @@ class ProcessorNode(Connectable):
     # -- what the processor's context asks of its node ------------------------------------
 
     @property
+    def clock(self):
+        return self.runtime.clock
+
+    @property
     def is_primary_node(self) -> bool:
         return self.runtime.role.is_primary
 

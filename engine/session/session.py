@@ -110,6 +110,8 @@ class _Record:
     parents: tuple[FlowFile, ...] = ()
     #: For a FlowFile taken only to end its life (expired, queue emptied): the event and details.
     end: tuple[E, str] | None = None
+    #: True for a FlowFile created from its parents by a merge (JOIN), not a split (FORK).
+    join: bool = False
 
 
 @dataclass
@@ -231,8 +233,11 @@ class ProcessSession:
     def create(self, parents: FlowFile | Sequence[FlowFile] | None = None) -> FlowFile:
         """A new FlowFile without content; with parents it inherits their attributes and lineage.
 
-        One parent records a FORK at commit, several a JOIN.
+        A single parent FlowFile records a FORK at commit (the parent is split into children);
+        a sequence of parents records a JOIN (they are merged into the child), even when it
+        holds only one.
         """
+        join = not isinstance(parents, FlowFile) and parents is not None
         if isinstance(parents, FlowFile):
             parents = (parents,)
         parents = tuple(self._require_current(p) for p in parents or ())
@@ -248,7 +253,7 @@ class ProcessSession:
             lineage = (now, new_id)
         attributes["uuid"] = new_uuid
         flowfile = FlowFile(new_id, new_uuid, attributes, None, now, lineage[0], lineage[1])
-        self._records[new_id] = _Record(None, flowfile, parents=parents)
+        self._records[new_id] = _Record(None, flowfile, parents=parents, join=join and bool(parents))
         return flowfile
 
     @_guarded
@@ -588,7 +593,7 @@ class ProcessSession:
         fork_parents: dict[str, FlowFile] = {}
         for record in self._records.values():
             if record.original is None and record.parents and not record.removed:
-                if len(record.parents) == 1:
+                if not record.join:
                     parent = record.parents[0]
                     forks[parent.uuid].append(record.current.uuid)
                     fork_parents[parent.uuid] = parent
@@ -602,6 +607,7 @@ class ProcessSession:
             event = self._generated(E.FORK, fork_parents[parent_uuid], parent_uuids=(parent_uuid,),
                                     child_uuids=tuple(children))
             events.append(self._complete(event, parent_record, duration) if parent_record else event)
+            reported.add(parent_uuid)
         for held in self._held:
             event = held.event
             record = by_uuid.get(event.flowfile_uuid)

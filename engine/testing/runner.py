@@ -136,6 +136,12 @@ class ProcessorTestRunner:
             self.stop()
         return outcomes
 
+    @property
+    def clock(self) -> Clock:
+        """The node's clock (a ``ManualClock`` unless the test gave another): ``advance`` it to
+        age bins, end yields and penalties without waiting."""
+        return self.controller.clock
+
     def stop(self) -> None:
         """Stop the processor (its on_unscheduled and on_stopped hooks run)."""
         if self.node.state is ScheduledState.RUNNING:

@@ -108,7 +108,7 @@ def test_a_bin_older_than_max_bin_age_is_merged_whatever_its_size(tmp_path):
         runner.enqueue(b"two")
         runner.run(2, stop=False)
         assert runner.output("merged") == []
-        time.sleep(1.1)
+        runner.clock.advance(1.1)
         outcomes = runner.run(1, stop=False)
         (merged,) = runner.output("merged")
         assert runner.content(merged) == b"one,two"
@@ -207,7 +207,7 @@ def test_incomplete_fragments_that_age_out_go_to_failure(tmp_path):
         fragment(runner, "A", 0, 3, b"1")
         fragment(runner, "A", 2, 3, b"3")
         runner.run(2, stop=False)
-        time.sleep(1.1)
+        runner.clock.advance(1.1)
         runner.run(1, stop=False)
         assert runner.output("merged") == [] and runner.output("original") == []
         assert sorted(runner.content(f) for f in runner.output("failure")) == [b"1", b"3"]
@@ -219,7 +219,7 @@ def test_fragments_that_disagree_on_the_count_go_to_failure(tmp_path):
         fragment(runner, "A", 0, 2, b"1")
         fragment(runner, "A", 1, 3, b"2")
         runner.run(1, stop=False)
-        time.sleep(1.1)
+        runner.clock.advance(1.1)
         runner.run(1, stop=False)
         assert len(runner.output("failure")) == 2
         assert any("another fragment of the group says" in message for message in runner.bulletins)
