@@ -104,7 +104,8 @@ IDLE_TIMEOUT = PropertyDescriptor(
     "long.", required=True, default="5 mins", validators=[_positive_duration])
 IDLE_CONNECTIONS = PropertyDescriptor(
     "Socket Idle Connections", description="How many idle connections to keep per host for reuse (0: each "
-    "request asks the server to close its connection).", required=True, default="5", validators=[v.NON_NEGATIVE_INTEGER])
+    "request asks the server to close its connection).", required=True, default="5",
+    validators=[v.NON_NEGATIVE_INTEGER])
 USERNAME = PropertyDescriptor(
     "Request Username", description="The user name for HTTP Basic (or, if enabled, Digest) authentication.",
     validators=[_regex_matching(r"[\x20-\x39\x3b-\x7e\x80-\xff]+", "a user name (no ':' and no control characters)")])

@@ -37,7 +37,7 @@ class Identity:
 
 def make_ca(common_name: str = "Flowsite Test CA") -> Identity:
     key = ec.generate_private_key(ec.SECP256R1())
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     certificate = (
         x509.CertificateBuilder().subject_name(_name(common_name)).issuer_name(_name(common_name))
         .public_key(key.public_key()).serial_number(x509.random_serial_number())
@@ -54,7 +54,7 @@ def make_ca(common_name: str = "Flowsite Test CA") -> Identity:
 
 def make_leaf(ca: Identity, common_name: str, *, server: bool, organization: str = "Flowsite Test") -> Identity:
     key = ec.generate_private_key(ec.SECP256R1())
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     usage = ExtendedKeyUsageOID.SERVER_AUTH if server else ExtendedKeyUsageOID.CLIENT_AUTH
     builder = (
         x509.CertificateBuilder().subject_name(_name(common_name, organization)).issuer_name(ca.certificate.subject)
