@@ -10,6 +10,7 @@ import re
 import socket
 import socketserver
 import ssl
+import struct
 import threading
 import time
 import zlib
@@ -106,6 +107,8 @@ REQUEST_URI = "restlistener.request.uri"
 REMOTE_USER_DN = "restlistener.remote.user.dn"
 REMOTE_ISSUER_DN = "restlistener.remote.issuer.dn"
 _NO_CERTIFICATE = "none"
+_FLOWFILE_V3 = "application/flowfile-v3"
+_V3_MAGIC = b"NiFiFF3"
 _CHUNK = 64 * 1024
 _CONNECTION_TIMEOUT = 30.0
 
@@ -130,9 +133,13 @@ class ListenHTTP(Processor):
     ``/<Base Path>/healthcheck`` answers 200 OK; HEAD on the base path describes the server;
     other methods are answered 405.
 
+    A body of type application/flowfile-v3 (a FlowFile package, as NiFi's MergeContent and
+    PackageFlowFile write it) is unpacked: each packaged FlowFile becomes one FlowFile with its
+    attributes, its former uuid recorded as the RECEIVE event's source system identifier. The
+    older package formats (application/flowfile-v1 and -v2) are answered 415.
+
     The server starts when the processor is scheduled and stops (its port freed) when it is
-    stopped. Only HTTP/1.1 is served. FlowFile packages (application/flowfile-v1, -v2, -v3) are
-    stored as received, not unpacked; record readers and writers and the confirmation ("hold")
+    stopped. Only HTTP/1.1 is served. Record readers and writers and the confirmation ("hold")
     protocol of NiFi's retired PostHTTP are not available.
     """
 
@@ -254,7 +261,8 @@ class _Receiver:
         elif method == "POST":
             self.post(handler)
         elif method == "HEAD":
-            _respond(handler, 200, headers={"Accept-Encoding": "gzip", "Accept": "*/*"})
+            _respond(handler, 200, headers={"Accept-Encoding": "gzip", "Accept": f"{_FLOWFILE_V3},*/*;q=0.8",
+                                            "x-nifi-transfer-protocol-version": "3"})
         elif method == "CONNECT":
             _respond(handler, 400, b"Bad Request", close=True)
         else:
@@ -281,8 +289,14 @@ class _Receiver:
         try:
             body = self._body(handler)
             content_type = handler.headers.get("Content-Type", "")
+            media_type = content_type.split(";", 1)[0].strip().lower()
             if "multipart/form-data" in content_type.lower():
                 flowfiles = self._multipart(session, handler, body, content_type, subject, issuer)
+            elif media_type == _FLOWFILE_V3:
+                flowfiles = self._packaged(session, handler, body, subject, issuer)
+            elif media_type.startswith("application/flowfile"):
+                raise _ClientError(415, f"Unsupported Media Type: {media_type} packages cannot be unpacked; "
+                                   f"send {_FLOWFILE_V3}")
             else:
                 flowfiles = [self._single(session, handler, body, subject, issuer)]
             for flowfile in flowfiles:
@@ -350,6 +364,50 @@ class _Receiver:
                                    duration=int((time.monotonic() - started) * 1000))
         return flowfile
 
+    def _packaged(self, session, handler, body, subject, issuer):
+        """The FlowFiles of a FlowFile-v3 package (attributes and content of each, one after another)."""
+        flowfiles = []
+        header = _read_exact(body, len(_V3_MAGIC), allow_end=True)
+        if header is None:
+            raise _ClientError(400, "Bad Request: the FlowFile-v3 package is empty")
+        while header is not None:
+            started = time.monotonic()
+            if header != _V3_MAGIC:
+                raise _ClientError(400, "Bad Request: not in FlowFile-v3 format")
+            count = _field_length(body)
+            if count == 0:
+                raise _ClientError(400, "Bad Request: a packaged FlowFile has no attributes")
+            attributes = {}
+            for _ in range(count):
+                key = _read_exact(body, _field_length(body)).decode("utf-8", errors="replace")
+                attributes[key] = _read_exact(body, _field_length(body)).decode("utf-8", errors="replace")
+            remaining = struct.unpack(">q", _read_exact(body, 8))[0]
+            if remaining < 0:
+                raise _ClientError(400, "Bad Request: a packaged FlowFile has a negative size")
+
+            def copy(out, remaining=remaining) -> None:
+                while remaining > 0:
+                    chunk = body.read(min(_CHUNK, remaining))
+                    if not chunk:
+                        raise _ClientError(400, "Bad Request: the FlowFile-v3 package ends inside a content")
+                    out.write(chunk)
+                    remaining -= len(chunk)
+
+            flowfile = session.write(session.create(), copy)
+            source_uuid = attributes.pop("uuid", None)
+            filename = handler.headers.get("filename")
+            if not (attributes.get("filename") or "").strip() and filename and filename.strip():
+                attributes["filename"] = filename
+            attributes.update(self._request_attributes(handler, subject, issuer))
+            flowfile = session.put_all_attributes(flowfile, attributes)
+            session.provenance.receive(
+                flowfile, self._transit_uri(handler), details=f"Remote DN={subject}, Issuer DN={issuer}",
+                source_system_flowfile_id=f"urn:nifi:{source_uuid}" if source_uuid else None,
+                duration=int((time.monotonic() - started) * 1000))
+            flowfiles.append(flowfile)
+            header = _read_exact(body, len(_V3_MAGIC), allow_end=True)
+        return flowfiles
+
     def _multipart(self, session, handler, body, content_type, subject, issuer):
         started = time.monotonic()
         data = body.read(self.multipart_max + 1)
@@ -409,6 +467,25 @@ class _Receiver:
             address, port = handler.connection.getsockname()[:2]
             host = f"{address}:{port}"
         return f"{scheme}://{host}{urlsplit(handler.path).path}"
+
+
+def _read_exact(body, count: int, allow_end: bool = False) -> bytes | None:
+    """``count`` bytes of ``body``; None at a clean end when ``allow_end``."""
+    data = bytearray()
+    while len(data) < count:
+        chunk = body.read(count - len(data))
+        if not chunk:
+            if allow_end and not data:
+                return None
+            raise _ClientError(400, "Bad Request: the FlowFile-v3 package is truncated")
+        data += chunk
+    return bytes(data)
+
+
+def _field_length(body) -> int:
+    """A FlowFile-v3 length: two bytes, or 0xFFFF then four bytes."""
+    short = struct.unpack(">H", _read_exact(body, 2))[0]
+    return short if short != 0xFFFF else struct.unpack(">I", _read_exact(body, 4))[0]
 
 
 def _certificate_dns(connection) -> tuple[str, str]:

@@ -600,3 +600,44 @@ def test_headers_endpoint_sees_repeated_headers_once_each(tmp_path, server):
         (response,) = runner.output("Response")
         sent = [value for name, value in json.loads(runner.content(response)) if name == "X-Trace"]
         assert sorted(sent) == ["from-attribute", "from-property"]
+
+
+def test_idle_timeout_closes_pooled_connections(tmp_path, server):
+    for idle_timeout, expected_ports in (("5 mins", 1), ("200 ms", 2)):
+        properties = {"HTTP URL": server.url("/status/200"), "Socket Idle Timeout": idle_timeout}
+        with make_runner(tmp_path, properties) as runner:
+            runner.enqueue(b"")
+            runner.run(stop=False)
+            time.sleep(0.5)
+            runner.enqueue(b"")
+            runner.run()
+            assert len({r.client_port for r in server.requests[-2:]}) == expected_ports
+
+
+def test_connect_timeout_routes_to_failure_and_yields(tmp_path):
+    # A listener whose accept queue is full drops new connection attempts: connecting times out.
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(0)
+    address = listener.getsockname()
+    fillers = []
+    for _ in range(4):
+        filler = socket.socket()
+        filler.setblocking(False)
+        filler.connect_ex(address)
+        fillers.append(filler)
+    time.sleep(0.2)
+    properties = {"HTTP URL": f"http://127.0.0.1:{address[1]}/", "Connection Timeout": "300 ms"}
+    try:
+        with make_runner(tmp_path, properties) as runner:
+            runner.enqueue(b"")
+            started = time.monotonic()
+            runner.run()
+            assert time.monotonic() - started < 5
+            (failed,) = runner.output("Failure")
+            assert failed.attributes["invokehttp.java.exception.class"] == "urllib3.exceptions.ConnectTimeoutError"
+            assert is_yielded(runner)
+    finally:
+        for filler in fillers:
+            filler.close()
+        listener.close()

@@ -6,6 +6,7 @@ import gzip
 import http.client
 import socket
 import ssl
+import struct
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -211,6 +212,57 @@ def test_multipart_parts_become_flowfiles(tmp_path, port):
         assert attributes["http.headers.multipart.Content-Disposition"].startswith("form-data")
         assert attributes["restlistener.request.uri"] == "/contentListener"
         assert len(runner.events(event_type="RECEIVE")) == 2
+
+
+def package_v3(*flowfiles: tuple[dict[str, str], bytes]) -> bytes:
+    """FlowFiles in the FlowFile-v3 package format NiFi writes."""
+
+    def field(length: int) -> bytes:
+        return struct.pack(">H", length) if length < 0xFFFF else b"\xff\xff" + struct.pack(">I", length)
+
+    def text(value: str) -> bytes:
+        data = value.encode()
+        return field(len(data)) + data
+
+    out = bytearray()
+    for attributes, content in flowfiles:
+        out += b"NiFiFF3" + field(len(attributes))
+        for key, value in attributes.items():
+            out += text(key) + text(value)
+        out += struct.pack(">q", len(content)) + content
+    return bytes(out)
+
+
+def test_flowfile_v3_packages_are_unpacked(tmp_path, port):
+    long_value = "v" * 70000  # needs the four-byte length form
+    package = package_v3(({"uuid": "0f1e2d3c-aaaa-bbbb-cccc-000000000001", "filename": "a.txt", "color": "red"},
+                          b"first content"),
+                         ({"filename": "", "long": long_value}, b""),
+                         ({"restlistener.request.uri": "forged"}, b"third"))
+    with Listening(tmp_path, {"Listening Port": str(port)}) as runner:
+        status, _, _ = post(port, gzip.compress(package), headers={
+            "Content-Type": "application/flowfile-v3", "Content-Encoding": "gzip", "filename": "from-header"})
+        assert status == 200
+        first, second, third = runner.output("success")
+        assert runner.content(first) == b"first content"
+        assert first.attributes["filename"] == "a.txt" and first.attributes["color"] == "red"
+        assert first.uuid != "0f1e2d3c-aaaa-bbbb-cccc-000000000001"
+        assert second.attributes["filename"] == "from-header" and second.attributes["long"] == long_value
+        assert runner.content(second) == b""
+        assert third.attributes["restlistener.request.uri"] == "/contentListener"
+        (event,) = runner.events(flowfile_uuid=first.uuid)
+        assert event.source_system_flowfile_id == "urn:nifi:0f1e2d3c-aaaa-bbbb-cccc-000000000001"
+
+
+def test_malformed_or_unsupported_packages_are_refused(tmp_path, port):
+    with Listening(tmp_path, {"Listening Port": str(port)}) as runner:
+        headers = {"Content-Type": "application/flowfile-v3"}
+        assert post(port, b"NiFiFF2 not really", headers=headers)[0] == 400
+        assert post(port, package_v3(({"a": "b"}, b"content"))[:-3], headers=headers)[0] == 400
+        assert post(port, b"", headers=headers)[0] == 400
+        status, body, _ = post(port, b"whatever", headers={"Content-Type": "application/flowfile-v2"})
+        assert status == 415 and b"application/flowfile-v3" in body
+        assert runner.output("success") == []
 
 
 def test_multipart_over_the_limit_is_refused(tmp_path, port):
