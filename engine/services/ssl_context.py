@@ -247,16 +247,6 @@ class StandardSSLContextService(ControllerService, SSLContextProvider):
         self._keys = None
         self._trusted = ()
 
-    @property
-    def keystore_configured(self) -> bool:
-        """True when the service has a key and certificate to present."""
-        return self._keys is not None
-
-    @property
-    def truststore_configured(self) -> bool:
-        """True when the service has a truststore of its own."""
-        return bool(self._trusted)
-
     def create_context(self, server_side: bool = False) -> ssl.SSLContext:
         if server_side and self._keys is None:
             raise ssl.SSLError("a TLS server needs a keystore: the SSL Context Service has none")

@@ -154,7 +154,7 @@ def test_passwordless_pkcs12_truststore(pki, tmp_path):
     path.write_bytes(pkcs12.serialize_key_and_certificates(None, None, None, [pki.ca.certificate],
                                                            serialization.NoEncryption()))
     service = enabled({"Truststore Filename": str(path), "Truststore Type": "PKCS12"})
-    assert service.truststore_configured and not service.keystore_configured
+    assert service.create_context().cert_store_stats()["x509_ca"] == 1
 
 
 # -- protocol versions ------------------------------------------------------------------------
