@@ -87,7 +87,7 @@ HEADERS_AS_ATTRIBUTES = PropertyDescriptor(
     "expression become attributes.", validators=[v.REGEX])
 RETURN_CODE = PropertyDescriptor(
     "Return Code", description="The status answered once the request's FlowFiles are committed.", default="200",
-    validators=[v.integer_range(100, 599)])
+    validators=[v.integer_range(200, 599)])
 MULTIPART_MAX_SIZE = PropertyDescriptor(
     "multipart-request-max-size", display_name="Multipart Request Max Size", description="The largest "
     "multipart/form-data request accepted (larger ones are answered 413); such requests are held in memory.",
@@ -111,6 +111,8 @@ _FLOWFILE_V3 = "application/flowfile-v3"
 _V3_MAGIC = b"NiFiFF3"
 _CHUNK = 64 * 1024
 _CONNECTION_TIMEOUT = 30.0
+#: How long a stopping server lets requests in progress finish before cutting their connections.
+_STOP_GRACE = 10.0
 
 
 class ListenHTTP(Processor):
@@ -671,20 +673,24 @@ class _Listener:
     def _serve(self, request: socket.socket, client_address) -> None:
         connection = request
         try:
-            if self.closed:
-                return
-            if self._ssl_context is not None:
-                request.settimeout(_CONNECTION_TIMEOUT)
-                connection = self._ssl_context.wrap_socket(request, server_side=True)
             with self._lock:
                 if self.closed:
                     return
-                self._connections[connection] = False
+                self._connections[request] = True
+            if self._ssl_context is not None:
+                request.settimeout(_CONNECTION_TIMEOUT)
+                connection = self._ssl_context.wrap_socket(request, server_side=True)
+                with self._lock:
+                    self._connections.pop(request, None)
+                    if self.closed:
+                        return
+                    self._connections[connection] = False
             self._server.finish_request(connection, client_address)
         except (OSError, ssl.SSLError):
             pass  # the client went away or failed the TLS handshake
         finally:
             with self._lock:
+                self._connections.pop(request, None)
                 self._connections.pop(connection, None)
             self._server.shutdown_request(connection)
 
@@ -703,13 +709,27 @@ class _Listener:
             idle = [connection for connection, busy in self._connections.items() if not busy]
         self._server.shutdown()
         self._server.server_close()
-        for connection in idle:
-            try:
-                connection.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
+        _cut(idle)
 
     def wait(self) -> None:
-        """Wait for the requests in progress to end."""
+        """Wait for the requests in progress to end; after a grace period their connections are
+        cut (their sessions roll back: nothing was acknowledged)."""
+        deadline = time.monotonic() + _STOP_GRACE
+        while time.monotonic() < deadline:
+            with self._lock:
+                if not self._connections:
+                    break
+            time.sleep(0.05)
+        with self._lock:
+            remaining = list(self._connections)
+        _cut(remaining)
         self._executor.shutdown(wait=True)
         self._thread.join(timeout=5)
+
+
+def _cut(connections) -> None:
+    for connection in connections:
+        try:
+            connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass

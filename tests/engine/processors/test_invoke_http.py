@@ -641,3 +641,27 @@ def test_connect_timeout_routes_to_failure_and_yields(tmp_path):
         for filler in fillers:
             filler.close()
         listener.close()
+
+
+def test_a_complete_nifi_1x_export_is_valid(tmp_path, server):
+    exported = {
+        "HTTP Method": "GET", "Remote URL": server.url("/status/200"), "disable-http2": "False",
+        "SSL Context Service": None, "Connection Timeout": "5 secs", "Read Timeout": "15 secs",
+        "Socket Write Timeout": "15 secs", "idle-timeout": "5 mins", "max-idle-connections": "5",
+        "proxy-configuration-service": None, "Proxy Host": None, "Proxy Port": None, "Proxy Type": "http",
+        "invokehttp-proxy-user": None, "invokehttp-proxy-password": None, "oauth2-access-token-provider": None,
+        "Basic Authentication Username": None, "Basic Authentication Password": None,
+        "Digest Authentication": "false", 'Penalize on "No Retry"': "false", "send-message-body": "true",
+        "form-body-form-name": None, "set-form-filename": "true", "Use Chunked Encoding": "false",
+        "Content-Encoding": "DISABLED", "Content-Type": "${mime.type}", "Include Date Header": "True",
+        "Attributes to Send": None, "Useragent": None, "Put Response Body In Attribute": None,
+        "Max Length To Put In Attribute": "256", "ignore-response-content": "false", "use-etag": "false",
+        "etag-max-cache-size": "10MB", "cookie-strategy": "DISABLED", "Always Output Response": "false",
+        "flow-file-naming-strategy": "RANDOM", "Add Response Headers to Request": "false",
+        "Follow Redirects": "True", "Trusted Hostname": None,
+    }
+    with ProcessorTestRunner("org.apache.nifi.processors.standard.InvokeHTTP", tmp_path, exported) as runner:
+        assert runner.validate() == []
+        runner.enqueue(b"")
+        runner.run()
+        assert len(runner.output("Original")) == 1 and len(runner.output("Response")) == 1

@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from engine.processors import listen_http
 from engine.processors.listen_http import ListenHTTP
 from engine.queue import QueueSettings
 from engine.testing import ProcessorTestRunner
@@ -413,7 +414,7 @@ def test_invoke_http_posts_to_listen_http_over_mutual_tls(tmp_path, port, pki):
 # -- configuration ----------------------------------------------------------------------------
 
 def test_invalid_configurations_are_reported(tmp_path):
-    properties = {"Listening Port": "70000", "Base Path": "/leading", "Return Code": "42",
+    properties = {"Listening Port": "70000", "Base Path": "/leading", "Return Code": "100",
                   "HTTP Headers to receive as Attributes (Regex)": "(", "max-thread-pool-size": "2",
                   "Max Data to Receive per Second": "fast"}
     with ProcessorTestRunner(ListenHTTP, tmp_path, properties, input=False) as runner:
@@ -451,5 +452,43 @@ def test_stopping_frees_the_port_while_a_keep_alive_connection_is_open(tmp_path,
         assert port_is_free(port)
         assert idle.recv(1) == b""  # the server closed the idle connection
         idle.close()
+    finally:
+        runner.close()
+
+
+def test_a_complete_nifi_export_is_valid(tmp_path, port):
+    exported = {
+        "Base Path": "contentListener", "Listening Port": str(port), "health-check-port": None,
+        "Max Data to Receive per Second": None, "SSL Context Service": None, "HTTP Protocols": "HTTP_1_1",
+        "client-authentication": "AUTO", "Authorized DN Pattern": ".*", "authorized-issuer-dn-pattern": ".*",
+        "Max Unconfirmed Flowfile Time": "60 secs", "HTTP Headers to receive as Attributes (Regex)": None,
+        "Return Code": "200", "multipart-request-max-size": "1 MB", "multipart-read-buffer-size": "512 KB",
+        "max-thread-pool-size": "200", "record-reader": None, "record-writer": None,
+    }
+    runner = ProcessorTestRunner("org.apache.nifi.processors.standard.ListenHTTP", tmp_path, exported, input=False)
+    try:
+        assert runner.validate() == []
+        runner.run(1, stop=False)
+        assert post(port, b"from an exported flow")[0] == 200
+        assert len(runner.output("success")) == 1
+    finally:
+        runner.stop()
+        runner.close()
+
+
+def test_stopping_cuts_a_stalled_upload_after_the_grace_period(tmp_path, port, monkeypatch):
+    monkeypatch.setattr(listen_http, "_STOP_GRACE", 0.5)
+    runner = ProcessorTestRunner(ListenHTTP, tmp_path, {"Listening Port": str(port)}, input=False)
+    try:
+        runner.run(1, stop=False)
+        stalled = socket.create_connection(("127.0.0.1", port))
+        stalled.sendall(b"POST /contentListener HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nten bytes.")
+        time.sleep(0.2)
+        started = time.monotonic()
+        runner.stop()
+        assert time.monotonic() - started < 5
+        assert port_is_free(port)
+        assert runner.output("success") == []
+        stalled.close()
     finally:
         runner.close()
