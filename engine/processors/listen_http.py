@@ -207,11 +207,6 @@ class ListenHTTP(Processor):
             listener.wait()
         self._listeners = []
 
-    @property
-    def ports(self) -> list[int]:
-        """The ports the running server listens on (the main one first)."""
-        return [listener.port for listener in getattr(self, "_listeners", ())]
-
 
 def _verify_mode(policy: str | None, context: ssl.SSLContext) -> ssl.VerifyMode:
     if policy == "REQUIRED":
@@ -552,9 +547,9 @@ class _RequestBody:
         return data
 
     def _next_chunk(self) -> None:
-        if self._remaining == 0:
-            if self._rfile.readline(1024) not in (b"\r\n", b"\n"):
-                raise _ClientError(400, "Bad Request: malformed chunked body")
+        # After a chunk's data comes its CRLF (not before the first chunk, where _remaining is None).
+        if self._remaining == 0 and self._rfile.readline(1024) not in (b"\r\n", b"\n"):
+            raise _ClientError(400, "Bad Request: malformed chunked body")
         line = self._rfile.readline(1024)
         if not line:
             raise ConnectionError("the client closed the connection in the middle of a chunked body")
