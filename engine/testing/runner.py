@@ -73,8 +73,12 @@ class ProcessorTestRunner:
         self.problems = self.controller.load(load_flow(document), recovered)
         self.node = self.controller.processor(PROCESSOR_ID)
         self._input = self.controller.queue(INPUT_ID) if input else None
-        for identifier in services or {}:
-            self.controller.enable_service(identifier)
+        try:
+            for identifier in services or {}:
+                self.controller.enable_service(identifier)
+        except BaseException:
+            self.close()
+            raise
 
     def _relationships(self, type_name: str, properties: Mapping[str, str | None]) -> list[str]:
         cls = self.controller.registry.processor(type_name)
