@@ -11,7 +11,13 @@ from typing import Any
 from engine.components import ControllerService, PropertyDescriptor
 from engine.components import validators as v
 from engine.services.apis import DistributedMapCacheClient, SSLContextProvider
-from engine.services.map_cache_protocol import MAGIC, VERSIONS, CacheServerError, read_frame, write_frame
+from engine.services.map_cache_protocol import (
+    MAGIC,
+    VERSIONS,
+    CacheServerError,
+    read_frame,
+    write_frame,
+)
 
 __all__ = ["MapCacheClientService"]
 

@@ -10,16 +10,22 @@ import ssl
 import struct
 import threading
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 import msgpack
 
 from engine.components import ControllerService, ExpressionScope, PropertyDescriptor
 from engine.components import validators as v
 from engine.services.apis import SSLContextProvider
-from engine.services.map_cache_protocol import MAGIC, OPERATIONS, VERSIONS, read_frame, write_frame
+from engine.services.map_cache_protocol import (
+    MAGIC,
+    OPERATIONS,
+    VERSIONS,
+    read_frame,
+    write_frame,
+)
 
 __all__ = ["MapCache", "MapCacheServer"]
 
@@ -319,7 +325,7 @@ class _Store:
         _fsync_directory(self.directory)
         if self._journal is not None:
             self._journal.close()
-        self._journal = open(self.directory / self.JOURNAL, "wb")
+        self._journal = open(self.directory / self.JOURNAL, "wb")  # noqa: SIM115 - kept open for appends
         self.appended = 0
 
     def append(self, op: str, key: bytes, value: bytes | None) -> None:

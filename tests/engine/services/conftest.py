@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from engine.components import ConfigurationContext, ServiceInitContext, ServiceReference, validate_properties
+from engine.components import (
+    ConfigurationContext,
+    ServiceInitContext,
+    ServiceReference,
+    validate_properties,
+)
 from engine.components.validation import component_descriptors
 
 
