@@ -64,7 +64,7 @@ class SmtpServer:
         self.port = free_port()
         self.controller = Controller(self.handler, hostname="127.0.0.1", port=self.port, **kwargs)
 
-    def __enter__(self) -> SmtpServer:
+    def __enter__(self):
         self.controller.start()
         return self
 
@@ -193,7 +193,7 @@ def test_attach_file(tmp_path):
         assert attachment.get_filename() == "data.bin"
         assert attachment.get_content_type() == "application/octet-stream"
         assert attachment.get_content() == b"\x00\x01binary\xff"
-        assert list(second.iter_attachments())[0].get_filename() == "résumé.txt"
+        assert next(second.iter_attachments()).get_filename() == "résumé.txt"
 
 
 def test_attributes_matching_the_regex_become_headers(tmp_path):
