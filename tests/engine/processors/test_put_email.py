@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-import datetime
 import email
 import email.policy
-import ipaddress
 import ssl
 from dataclasses import dataclass, field
 
 import pytest
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
 from engine.processors.put_email import PutEmail
 from engine.runtime import Outcome
 from engine.testing import ProcessorTestRunner
-from tests.engine.services.conftest import free_port
+from tests.engine.services.conftest import free_port, make_certificate
 
 PLAIN = {"SMTP Socket Factory": "javax.net.SocketFactory"}
 
@@ -78,24 +72,7 @@ class SmtpServer:
 
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory):
-    """A self-signed certificate for 127.0.0.1 and localhost: (cert path, key path)."""
-    directory = tmp_path_factory.mktemp("tls")
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (x509.CertificateBuilder().subject_name(name).issuer_name(name).public_key(key.public_key())
-            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
-            .not_valid_after(now + datetime.timedelta(days=2))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName("localhost"),
-                                                        x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-                           critical=False)
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(key, hashes.SHA256()))
-    cert_path, key_path = directory / "cert.pem", directory / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
-    return cert_path, key_path
+    return make_certificate(tmp_path_factory.mktemp("tls"))
 
 
 def server_context(certificate) -> ssl.SSLContext:

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 
 import pytest
 
-from engine.components import default_registry
+from engine.components import ControllerService, PropertyDescriptor, default_registry
+from engine.services.apis import SSLContextProvider
 from engine.services.map_cache_client import MapCacheClientService
 from engine.services.map_cache_protocol import CacheServerError, read_frame, write_frame
 from engine.services.map_cache_server import MapCache, MapCacheServer
-from tests.engine.services.conftest import free_port
+from tests.engine.services.conftest import free_port, make_certificate
 
 
 def start(services, **server_properties):
@@ -260,3 +262,37 @@ def test_port_in_use_fails_enabling(services):
     server, _ = start(services)
     with pytest.raises(OSError):
         services.enable("second", MapCacheServer, {"Port": str(server.port)})
+
+
+class PemSSLContextService(ControllerService, SSLContextProvider):
+    """Contexts from one PEM certificate and key (a small stand-in for an SSL context service)."""
+
+    properties = (PropertyDescriptor("Certificate", required=True), PropertyDescriptor("Key", required=True))
+    provides = (SSLContextProvider,)
+
+    def on_enabled(self, context, init) -> None:
+        self.certificate = context.property("Certificate").value
+        self.key = context.property("Key").value
+
+    def create_context(self, server_side: bool = False) -> ssl.SSLContext:
+        if server_side:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(self.certificate, self.key)
+            return context
+        return ssl.create_default_context(cafile=self.certificate)
+
+
+def test_tls_between_server_and_client(services, tmp_path):
+    certificate, key = make_certificate(tmp_path)
+    services.enable("tls", PemSSLContextService, {"Certificate": str(certificate), "Key": str(key)})
+    port = free_port()
+    services.enable("server", MapCacheServer, {"Port": str(port), "SSL Context Service": "tls"})
+    client = services.enable("client", MapCacheClientService, {
+        "Server Hostname": "localhost", "Server Port": str(port), "SSL Context Service": "tls",
+        "Communications Timeout": "5 secs"})
+    assert client.put_if_absent("k", b"secret") is True
+    assert client.get("k") == b"secret"
+    plain = services.enable("plain", MapCacheClientService, {
+        "Server Hostname": "localhost", "Server Port": str(port), "Communications Timeout": "2 secs"})
+    with pytest.raises(OSError):
+        plain.get("k")
