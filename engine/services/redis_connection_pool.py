@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import threading
+
 import redis
+from redis.cluster import ClusterNode, RedisCluster
+from redis.exceptions import RedisClusterException
 from redis.sentinel import Sentinel
 
 from engine.components import (
@@ -18,6 +22,7 @@ __all__ = ["RedisConnectionPoolService"]
 
 STANDALONE = "Standalone"
 SENTINEL = "Sentinel"
+CLUSTER = "Cluster"
 
 
 def _not_blank(value: str, context) -> str | None:
@@ -32,10 +37,12 @@ def _boolean_values(name: str, default: str, description: str) -> PropertyDescri
 REDIS_MODE = PropertyDescriptor(
     "Redis Mode", description="How Redis is deployed.", required=True, default=STANDALONE,
     allowed_values=[AllowableValue(STANDALONE, STANDALONE, "A single Redis server."),
-                    AllowableValue(SENTINEL, SENTINEL, "Redis Sentinel finds the current master.")])
+                    AllowableValue(SENTINEL, SENTINEL, "Redis Sentinel finds the current master."),
+                    AllowableValue(CLUSTER, CLUSTER, "A Redis Cluster: keys are spread over its masters.")])
 CONNECTION_STRING = PropertyDescriptor(
     "Connection String", description="Standalone: host:port of the server. Sentinel: the sentinels, as "
-    "host1:port1,host2:port2.", required=True, validators=[_not_blank],
+    "host1:port1,host2:port2. Cluster: some of its masters, as host1:port1,host2:port2.", required=True,
+    validators=[_not_blank],
     expression_language=ExpressionScope.ENVIRONMENT)
 DATABASE_INDEX = PropertyDescriptor(
     "Database Index", description="The Redis database the connections select (0-15 on a default server).",
@@ -44,8 +51,8 @@ COMMUNICATION_TIMEOUT = PropertyDescriptor(
     "Communication Timeout", description="How long to wait to connect to Redis and for each answer.",
     required=True, default="10 seconds", validators=[v.TIME_PERIOD])
 CLUSTER_MAX_REDIRECTS = PropertyDescriptor(
-    "Cluster Max Redirects", description="Accepted for NiFi flows; it only matters in Cluster mode, which this "
-    "service does not offer.", required=True, default="5", validators=[v.NON_NEGATIVE_INTEGER])
+    "Cluster Max Redirects", description="How many times a command may be redirected to another node of a "
+    "Cluster (MOVED, ASK) before it fails.", required=True, default="5", validators=[v.NON_NEGATIVE_INTEGER])
 SENTINEL_MASTER = PropertyDescriptor(
     "Sentinel Master", description="The name of the master the sentinels watch (Sentinel mode).",
     validators=[_not_blank], expression_language=ExpressionScope.ENVIRONMENT)
@@ -97,17 +104,20 @@ POOL_TEST_WHILE_IDLE = _boolean_values(
 
 
 class RedisConnectionPoolService(ControllerService, RedisConnectionPool):
-    """Provides pooled connections to a Redis server, or to the master a set of Redis Sentinels
-    points at, for other components (``client()`` gives a redis-py client).
+    """Provides pooled connections to a Redis server, to the master a set of Redis Sentinels
+    points at, or to a Redis Cluster, for other components (``client()`` gives a redis-py
+    client).
 
     Connections open on demand, so enabling succeeds while Redis is down; operations fail
-    until it is up. In Sentinel mode the sentinels are asked for the master's address and
-    the connections follow a failover. The pool honours Max Total, Block When Exhausted and
-    Max Wait Time (Standalone mode; Sentinel pools fail at once when exhausted), and Test On
-    Borrow or Test While Idle with Time Between Eviction Runs as PING checks before use. The
-    other commons-pool tuning properties of NiFi are accepted so NiFi flows load, and have no
-    effect. Cluster mode and TLS (NiFi's SSL Context Service) are not offered: a flow using
-    either is reported invalid.
+    until it is up. In Sentinel mode the sentinels are asked for the master's address and the
+    connections follow a failover. In Cluster mode the client learns which master holds which
+    keys from the nodes listed (the Database Index must be 0 there) and follows redirections up
+    to Cluster Max Redirects. The pool honours Max Total (per node in Cluster mode), Block When
+    Exhausted and Max Wait Time (Standalone mode; other pools fail at once when exhausted), and
+    Test On Borrow or Test While Idle with Time Between Eviction Runs as PING checks before
+    use. The other commons-pool tuning properties of NiFi are accepted so NiFi flows load, and
+    have no effect. TLS (NiFi's SSL Context Service) is not offered: a flow using it is
+    reported invalid.
     """
 
     nifi_type = "org.apache.nifi.redis.service.RedisConnectionPoolService"
@@ -121,17 +131,25 @@ class RedisConnectionPoolService(ControllerService, RedisConnectionPool):
     see_also = ("RedisDistributedMapCacheClientService",)
 
     def __init__(self) -> None:
-        self._client: redis.Redis | None = None
+        self._client: redis.Redis | RedisCluster | None = None
+        self._cluster_options: dict | None = None
+        self._lock = threading.Lock()
         self._mode = STANDALONE
 
     @property
     def redis_type(self) -> str:
         return self._mode
 
-    def client(self) -> redis.Redis:
-        if self._client is None:
-            raise redis.ConnectionError("the Redis connection pool service is disabled")
-        return self._client
+    def client(self) -> redis.Redis | RedisCluster:
+        client = self._client
+        if client is not None:
+            return client
+        with self._lock:
+            if self._client is None and self._cluster_options is not None:
+                self._client = _cluster(self._cluster_options)
+            if self._client is None:
+                raise redis.ConnectionError("the Redis connection pool service is disabled")
+            return self._client
 
     def validate(self, context):
         if context.property(POOL_MAX_TOTAL).as_int() == 0:
@@ -141,12 +159,14 @@ class RedisConnectionPoolService(ControllerService, RedisConnectionPool):
         addresses = [part.strip() for part in text.split(",")]
         if mode == STANDALONE and (len(addresses) != 1 or _address(addresses[0]) is None):
             yield f"'{CONNECTION_STRING.name}' must be host:port in Standalone mode, not {text!r}"
-        if mode == SENTINEL:
+        if mode in (SENTINEL, CLUSTER):
             wrong = [address for address in addresses if _address(address) is None]
             if wrong:
                 yield f"'{CONNECTION_STRING.name}' must be host:port,host:port,... ({', '.join(map(repr, wrong))})"
-            if not context.property(SENTINEL_MASTER).is_set():
-                yield f"'{SENTINEL_MASTER.name}' is required in Sentinel mode"
+        if mode == SENTINEL and not context.property(SENTINEL_MASTER).is_set():
+            yield f"'{SENTINEL_MASTER.name}' is required in Sentinel mode"
+        if mode == CLUSTER and (context.property(DATABASE_INDEX).evaluate().value or "0").strip() != "0":
+            yield f"'{DATABASE_INDEX.name}' must be 0 in Cluster mode"
 
     def on_enabled(self, context, init) -> None:
         def value(descriptor):
@@ -166,6 +186,12 @@ class RedisConnectionPoolService(ControllerService, RedisConnectionPool):
                    "health_check_interval": health_check}
         max_connections = max_total if max_total >= 0 else None
         addresses = [_address(part.strip()) for part in value(CONNECTION_STRING).split(",")]
+        if self._mode == CLUSTER:
+            options.pop("db")
+            self._cluster_options = {"startup_nodes": [ClusterNode(host, port) for host, port in addresses],
+                                     "max_redirects": context.property(CLUSTER_MAX_REDIRECTS).as_int(),
+                                     "max_connections": max_connections or 2 ** 31, **options}
+            return
         if self._mode == SENTINEL:
             sentinels = Sentinel(addresses, socket_timeout=timeout, sentinel_kwargs={
                 "username": value(SENTINEL_USERNAME), "password": value(SENTINEL_PASSWORD),
@@ -181,9 +207,25 @@ class RedisConnectionPoolService(ControllerService, RedisConnectionPool):
         self._client = redis.Redis(connection_pool=pool)
 
     def on_disabled(self) -> None:
-        client, self._client = self._client, None
-        if client is not None:
+        with self._lock:
+            client, self._client, self._cluster_options = self._client, None, None
+        if isinstance(client, RedisCluster):
+            client.close()
+        elif client is not None:
             client.connection_pool.disconnect()
+
+
+def _cluster(options: dict) -> RedisCluster:
+    """A cluster client; it asks the nodes for the slot map at once, so it is made on first use."""
+    options = dict(options)
+    max_redirects = options.pop("max_redirects")
+    try:
+        client = RedisCluster(**options)
+    except RedisClusterException as error:
+        raise redis.ConnectionError(f"cannot reach the Redis Cluster: {error}") from error
+    # redis-py reads its redirection limit from this attribute for each command.
+    client.RedisClusterRequestTTL = max_redirects
+    return client
 
 
 def _address(text: str) -> tuple[str, int] | None:

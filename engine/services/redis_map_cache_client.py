@@ -42,7 +42,8 @@ class RedisDistributedMapCacheClientService(ControllerService, DistributedMapCac
     absent, run atomically by Redis; ``SET NX GET`` would do the same but needs Redis 7).
     Keys are the UTF-8 bytes of the cache key, values the raw bytes. With a TTL, every write
     sets the entry to expire that long after it (read-only operations leave the expiry alone).
-    Redis failures raise an ``OSError``; processors route the FlowFile to failure.
+    Every command touches one key, so the service works with a Redis Cluster too. Redis
+    failures raise an ``OSError``; processors route the FlowFile to failure.
     """
 
     nifi_type = "org.apache.nifi.redis.service.RedisDistributedMapCacheClientService"
@@ -97,5 +98,5 @@ class RedisDistributedMapCacheClientService(ControllerService, DistributedMapCac
             raise TimeoutError(f"Redis did not answer in time: {error}") from error
         except redis.ConnectionError as error:
             raise ConnectionError(f"cannot reach Redis: {error}") from error
-        except redis.RedisError as error:
+        except (redis.RedisError, redis.exceptions.RedisClusterException) as error:
             raise OSError(f"Redis refused the operation: {type(error).__name__}: {error}") from error

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import random
 import shutil
+import socket
 import subprocess
 import threading
 import time
@@ -241,8 +243,12 @@ def test_validation_reports_bad_configurations(services):
     sentinel = services.problems(RedisConnectionPoolService, {"Connection String": "a:1,b", "Redis Mode": "Sentinel"})
     assert any("host:port,host:port" in p for p in sentinel)
     assert any("'Sentinel Master' is required" in p for p in sentinel)
-    cluster = services.problems(RedisConnectionPoolService, {"Connection String": "a:1", "Redis Mode": "Cluster"})
-    assert any("not one of the allowed values" in p for p in cluster)
+    cluster = services.problems(RedisConnectionPoolService, {"Connection String": "a:1,b", "Redis Mode": "Cluster",
+                                                             "Database Index": "2"})
+    assert any("host:port,host:port" in p for p in cluster)
+    assert any("'Database Index' must be 0 in Cluster mode" in p for p in cluster)
+    assert any("not one of the allowed values" in p for p in services.problems(
+        RedisConnectionPoolService, {"Connection String": "a:1", "Redis Mode": "Replicated"}))
     assert any("must not be 0" in p for p in services.problems(
         RedisConnectionPoolService, {"Connection String": "a:1", "Pool - Max Total": "0"}))
     assert any("is not a property" in p for p in services.problems(
@@ -256,3 +262,61 @@ def test_nifi_flow_properties_with_every_default_are_valid(services):
     defaults = {d.name: d.default for d in RedisConnectionPoolService.properties}
     defaults["Connection String"] = "localhost:6379"
     assert services.problems(RedisConnectionPoolService, defaults) == []
+
+
+def cluster_port() -> int:
+    """A free port whose cluster bus port (the port + 10000) is free and valid too."""
+    for port in random.sample(range(20000, 30000), 200):
+        try:
+            for candidate in (port, port + 10000):
+                with socket.socket() as probe:
+                    probe.bind(("127.0.0.1", candidate))
+        except OSError:
+            continue
+        return port
+    raise RuntimeError("no free port pair for a cluster node")
+
+
+@pytest.fixture
+def redis_cluster(tmp_path):
+    """Three redis-server masters joined into a Redis Cluster."""
+    if shutil.which("redis-server") is None or shutil.which("redis-cli") is None:
+        pytest.skip("redis-server or redis-cli is not installed (apt-get install redis-server)")
+    nodes = [RedisServer(tmp_path / f"node-{n}", cluster_port()) for n in range(3)]
+    try:
+        for node in nodes:
+            node.start("--cluster-enabled", "yes", "--cluster-config-file", str(node.directory / "nodes.conf"),
+                       "--cluster-node-timeout", "2000")
+        subprocess.run(["redis-cli", "--cluster", "create", *(node.address for node in nodes),
+                        "--cluster-replicas", "0", "--cluster-yes"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+        deadline = time.monotonic() + 30
+        while any(b"cluster_state:ok" not in raw(node).execute_command("CLUSTER", "INFO") for node in nodes):
+            assert time.monotonic() < deadline, "the cluster did not form"
+            time.sleep(0.1)
+        yield nodes
+    finally:
+        for node in nodes:
+            node.stop()
+
+
+def test_cluster_mode_spreads_keys_over_the_masters(services, redis_cluster):
+    pool, client = enable(services, ",".join(node.address for node in redis_cluster[:2]), ttl="1 min",
+                          **{"Redis Mode": "Cluster"})
+    assert pool.redis_type == "Cluster"
+    keys = [f"key-{n}" for n in range(30)]
+    for key in keys:
+        assert client.get_and_put_if_absent(key, key.encode()) is None
+        assert client.put_if_absent(key, b"other") is False
+    assert all(client.get(key) == key.encode() for key in keys)
+    assert sum(raw(node).dbsize() for node in redis_cluster) == 30
+    assert all(raw(node).dbsize() > 0 for node in redis_cluster)
+    assert client.remove("key-0") and not client.contains_key("key-0")
+    assert pool.client().RedisClusterRequestTTL == 5
+
+
+def test_cluster_mode_enables_while_the_cluster_is_down(services):
+    port = free_port()
+    _, client = enable(services, f"127.0.0.1:{port}", **{"Redis Mode": "Cluster", "Communication Timeout": "1 sec"})
+    with pytest.raises(ConnectionError, match="Redis Cluster"):
+        client.get("k")
