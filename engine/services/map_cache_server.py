@@ -72,8 +72,9 @@ _HANDSHAKE_TIMEOUT = 30.0
 class MapCacheServer(ControllerService):
     """Serves a key/value cache over TCP to MapCacheClientService instances on this node or others.
 
-    Enabling the service starts the server on the configured port; disabling it stops the
-    server and closes every client connection (clients reconnect when it is back). Each
+    Enabling the service starts the server on the configured port of every network interface
+    (with an SSL Context Service, clients must use TLS); disabling it stops the server and
+    closes every client connection (clients reconnect when it is back). Each
     operation is atomic: put-if-absent and get-and-put-if-absent from many clients at once
     never both see the key absent.
 
@@ -106,12 +107,12 @@ class MapCacheServer(ControllerService):
         return self._server.port if self._server is not None else None
 
     def on_enabled(self, context, init) -> None:
+        provider = context.property(SSL_CONTEXT_SERVICE).as_service()
+        tls = provider.create_context(server_side=True) if provider is not None else None
         directory = context.property(PERSISTENCE_DIRECTORY).evaluate().value
         store = _Store(Path(directory)) if directory else None
         cache = MapCache(context.property(MAX_CACHE_ENTRIES).as_int(), context.property(EVICTION_STRATEGY).value,
                          store)
-        provider = context.property(SSL_CONTEXT_SERVICE).as_service()
-        tls = provider.create_context(server_side=True) if provider is not None else None
         try:
             self._server = _Server(cache, context.property(PORT).as_int(), tls,
                                    context.property(MAX_READ_SIZE).as_data_size(), init.name)

@@ -193,3 +193,25 @@ def test_nifi_names_and_defaults():
         ("Cache Entry Identifier", "${hash.value}"), ("FlowFile Description", ""), ("Age Off Duration", None),
         ("Distributed Cache Service", None), ("Cache The Entry Identifier", "true")]
     assert [r.name for r in DetectDuplicate.relationships] == ["duplicate", "non-duplicate", "failure"]
+
+
+def test_a_nifi_1x_flow_loads_with_the_former_service_names(tmp_path):
+    port = free_port()
+    services = {
+        "server": ("org.apache.nifi.distributed.cache.server.map.DistributedMapCacheServer", {
+            "Port": str(port), "Maximum Cache Entries": "10000", "Eviction Strategy": "Least Frequently Used",
+            "Persistence Directory": None, "SSL Context Service": None, "maximum-read-size": "1 MB"}),
+        "client": ("org.apache.nifi.distributed.cache.client.DistributedMapCacheClientService", {
+            "Server Hostname": "localhost", "Server Port": str(port), "SSL Context Service": None,
+            "Communications Timeout": "30 secs"}),
+    }
+    with ProcessorTestRunner("org.apache.nifi.processors.standard.DetectDuplicate", tmp_path, {
+            "Cache Entry Identifier": "${hash.value}", "FlowFile Description": "", "Age Off Duration": None,
+            "Distributed Cache Service": "client", "Cache The Entry Identifier": "true"},
+            services=services) as runner:
+        assert runner.validate() == []
+        runner.enqueue(b"", **{"hash.value": "h"})
+        runner.enqueue(b"", **{"hash.value": "h"})
+        runner.run()
+        assert len(runner.output("non-duplicate")) == 1
+        assert runner.output("duplicate")[0].attributes["original.flowfile.description"] == ""

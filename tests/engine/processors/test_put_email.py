@@ -368,3 +368,16 @@ def test_nifi_names_and_defaults():
     assert [d.name for d in PutEmail.properties][-4:] == [
         "email-ff-content-as-message", "input-character-set", "Attach File", "Include All Attributes In Message"]
     assert {d.name: d.display_name for d in PutEmail.properties}["SMTP TLS"] == "SMTP STARTTLS"
+
+
+def test_a_nifi_flow_configuration_is_valid(tmp_path):
+    exported = {
+        "SMTP Hostname": "mail.example.com", "SMTP Port": "25", "authorization-mode": "password-based-authorization-mode",
+        "oauth2-access-token-provider": None, "SMTP Username": None, "SMTP Password": None, "SMTP Auth": "true",
+        "SMTP TLS": "false", "SMTP Socket Factory": "javax.net.ssl.SSLSocketFactory", "SMTP X-Mailer Header": "NiFi",
+        "attribute-name-regex": None, "Content Type": "text/plain", "From": "nifi@example.com",
+        "To": "ops@example.com", "CC": None, "BCC": None, "Reply-To": None, "Subject": "Message from NiFi",
+        "Message": "${filename}", "email-ff-content-as-message": "false", "input-character-set": "UTF-8",
+        "Attach File": "false", "Include All Attributes In Message": "false"}
+    with ProcessorTestRunner("org.apache.nifi.processors.standard.PutEmail", tmp_path, exported) as runner:
+        assert runner.validate() == []
