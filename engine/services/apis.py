@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import ssl
 from abc import ABC, abstractmethod
+from typing import Any
 
-__all__ = ["DistributedMapCacheClient", "SSLContextProvider"]
+__all__ = ["DistributedMapCacheClient", "RedisConnectionPool", "SSLContextProvider"]
 
 
 class SSLContextProvider(ABC):
@@ -25,7 +26,8 @@ class SSLContextProvider(ABC):
 class DistributedMapCacheClient(ABC):
     """A key/value cache shared by the tasks of a node or of a cluster (NiFi's
     ``DistributedMapCacheClient``). Keys are text, values bytes; every method is atomic on the
-    cache's side."""
+    cache's side. A method that cannot reach the cache, or that the cache refuses, raises an
+    ``OSError`` (``ConnectionError``, ``TimeoutError``, ...), so callers catch that one type."""
 
     nifi_api = "org.apache.nifi.distributed.cache.client.DistributedMapCacheClient"
 
@@ -52,3 +54,20 @@ class DistributedMapCacheClient(ABC):
     @abstractmethod
     def remove(self, key: str) -> bool:
         """Remove ``key``; True if it was present."""
+
+
+class RedisConnectionPool(ABC):
+    """Connections to a Redis deployment (NiFi's ``RedisConnectionPool``)."""
+
+    nifi_api = "org.apache.nifi.redis.RedisConnectionPool"
+
+    @property
+    @abstractmethod
+    def redis_type(self) -> str:
+        """How Redis is deployed: ``Standalone``, ``Sentinel`` or ``Cluster`` (NiFi's names)."""
+
+    @abstractmethod
+    def client(self) -> Any:
+        """A redis-py client (``redis.Redis``; ``redis.cluster.RedisCluster`` in Cluster mode) backed
+        by the service's connection pool. It is thread-safe and belongs to the service: use it,
+        don't close it."""
