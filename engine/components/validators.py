@@ -76,8 +76,8 @@ def TIME_PERIOD(value: str, context: ValidationContext) -> Optional[str]:
     """A duration such as ``30 sec`` or ``5 mins``."""
     try:
         parse_duration(value)
-    except ValueError as error:
-        return str(error)
+    except ValueError:
+        return f"{value!r} is not a duration (expected e.g. '30 sec', '5 mins')"
     return None
 
 
@@ -85,8 +85,8 @@ def DATA_SIZE(value: str, context: ValidationContext) -> Optional[str]:
     """A data size such as ``1 KB`` or ``10 MB``."""
     try:
         parse_data_size(value)
-    except ValueError as error:
-        return str(error)
+    except ValueError:
+        return f"{value!r} is not a data size (expected e.g. '1 GB', '50 KB')"
     return None
 
 

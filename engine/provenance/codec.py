@@ -116,13 +116,11 @@ def encode_events(events: Iterable[ProvenanceEvent]) -> list[bytes]:
 UUID_KEY, FILENAME_KEY, COMPONENT_KEY, ATTRIBUTE_KEY = b"uuid", b"filename", b"component", b"attribute"
 
 
-@lru_cache(maxsize=1 << 16)
 def index_key(domain: bytes, text: str) -> int:
     """The signed 64-bit key under which a shard indexes ``text`` (a uuid, a filename, ...).
 
     Integer keys make index rows small and cheap to insert; two texts may share a key, so
-    whatever an index lookup finds is checked against the events read. Keys are cached: a
-    FlowFile's uuid and filename come back in each of its events.
+    whatever an index lookup finds is checked against the events read.
     """
     return int.from_bytes(blake2b(text.encode(), digest_size=8, person=domain).digest(), "little", signed=True)
 
@@ -149,26 +147,36 @@ def index_fragments(events: Iterable[ProvenanceEvent], indexed_attributes: Itera
     keys of every uuid the event names (FlowFile first, then parents and children), of its
     filename and of its indexed attributes.
     """
-    key = index_key
+    term = _term
     types = _TYPE_FIELDS
     fragments = []
     for event in events:
         updated = event.updated_attributes
         previous = event.previous_attributes
-        keys = [key(UUID_KEY, event.flowfile_uuid)]
+        terms = [term(UUID_KEY, event.flowfile_uuid)]
         if event.parent_uuids or event.child_uuids:
-            keys += [key(UUID_KEY, uuid) for uuid in (*event.parent_uuids, *event.child_uuids)]
+            terms += [term(UUID_KEY, uuid) for uuid in (*event.parent_uuids, *event.child_uuids)]
         filename = updated["filename"] if "filename" in updated else previous.get("filename")
         if filename is not None:
-            keys.append(key(FILENAME_KEY, filename))
+            terms.append(term(FILENAME_KEY, filename))
         for name in indexed_attributes:
             value = updated[name] if name in updated else previous.get(name)
             if value is not None:
-                keys.append(attribute_key(name, value))
-        terms = "".join([f"{term:20d}" for term in keys])
-        component = _component_key(event.component_id)
-        fragments.append(f"{event.event_time:20d}{types[event.event_type]}{component:20d}{len(keys):8d}{terms}")
+                terms.append(f"{attribute_key(name, value):20d}")
+        fragments.append(f"{event.event_time:20d}{types[event.event_type]}{_component_field(event.component_id)}"
+                         f"{len(terms):8d}{''.join(terms)}")
     return fragments
+
+
+@lru_cache(maxsize=1 << 16)
+def _term(domain: bytes, text: str) -> str:
+    # The formatted key, cached: a FlowFile's uuid and filename come back in each of its events.
+    return f"{index_key(domain, text):20d}"
+
+
+@lru_cache(maxsize=4096)
+def _component_field(component_id: str) -> str:
+    return f"{_component_key(component_id):20d}"
 
 
 def decode_wire(data: bytes) -> Sequence[Any]:

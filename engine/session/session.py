@@ -296,10 +296,15 @@ class ProcessSession:
         self._counts.bytes_read += flowfile.size
         return self.storage.content.open_reader(flowfile.content_claim)
 
+    @_guarded
     def read_bytes(self, flowfile: FlowFile) -> bytes:
         """The FlowFile's whole content (for small contents only)."""
-        with self.read(flowfile) as stream:
-            return stream.read()
+        flowfile = self._require_current(flowfile)
+        claim = flowfile.content_claim
+        if claim is None:
+            return b""
+        self._counts.bytes_read += claim.length
+        return self.storage.content.read_bytes(claim)
 
     @_guarded
     def write(self, flowfile: FlowFile, callback: Callable[[BinaryIO], None]) -> FlowFile:

@@ -73,7 +73,8 @@ def test_every_semantic_problem_is_reported_with_its_path():
                                 backPressureDataSizeThreshold="huge"),
                      connection("c1", "route", "put", ["big"])])
     found = problems_of(document)
-    assert found["$.flowContents.processors[0].properties['File Size']"].startswith("'File Size' not a data size")
+    assert found["$.flowContents.processors[0].properties['File Size']"] == \
+        "'File Size' 'lots' is not a data size (expected e.g. '1 GB', '50 KB')"
     assert found["$.flowContents.processors[1].properties.Directory"] == "'Directory' is required"
     assert found["$.flowContents.processors[1].autoTerminatedRelationships[1]"] == "PutFile has no relationship 'nonsense'"
     assert found["$.flowContents.processors[1]"] == "relationship 'failure' is neither connected nor auto-terminated"

@@ -152,11 +152,14 @@ def colliding_keys(monkeypatch):
     def index_key(domain: bytes, text: str) -> int:
         return len(text) % 2
 
-    codec._component_key.cache_clear()
+    caches = (codec._component_key, codec._component_field, codec._term)
+    for cache in caches:
+        cache.cache_clear()
     monkeypatch.setattr(codec, "index_key", index_key)
     monkeypatch.setattr(query, "index_key", index_key)
     yield
-    codec._component_key.cache_clear()
+    for cache in caches:
+        cache.cache_clear()
 
 
 @pytest.mark.parametrize("case", ["uuid", "filename", "component", "indexed attribute", "combination"])
