@@ -94,11 +94,11 @@ class GenerateFlowFile(Processor):
         mime_type = context.property(MIME_TYPE).value
         if mime_type:
             attributes["mime.type"] = mime_type
-        for _ in range(self._batch):
-            flowfile = session.create()
-            content = self._random_content() if self._unique else data
-            if content:
-                flowfile = session.write_bytes(flowfile, content)
+        flowfiles = [session.create() for _ in range(self._batch)]
+        contents = [self._random_content() for _ in flowfiles] if self._unique else [data] * len(flowfiles)
+        if any(contents):
+            flowfiles = session.write_all_bytes(list(zip(flowfiles, contents)))
+        for flowfile in flowfiles:
             if attributes:
                 flowfile = session.put_all_attributes(flowfile, attributes)
             session.provenance.create(flowfile)

@@ -158,7 +158,8 @@ class Scheduler:
                     return  # abandoned while the task ran
                 if not slot.cancelled:
                     heapq.heappush(self._heap, (due, next(self._sequence), slot))
-                    self._cond.notify_all()
+                    # One slot became due later: one waiting worker is enough to look at it.
+                    self._cond.notify()
 
     def _take(self, me: int) -> _Slot | None:
         while True:

@@ -117,6 +117,10 @@ class ProvenanceReporter:
 
 def _diff(before, after) -> dict[str, str | None]:
     """Attributes set or changed in ``after``, and those removed (as None)."""
+    if before is after:
+        return {}
+    if not before:
+        return dict(after)
     changed: dict[str, str | None] = {k: v for k, v in after.items() if before.get(k) != v}
     for key in before:
         if key not in after:

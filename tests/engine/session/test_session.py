@@ -330,3 +330,17 @@ def test_rollback_callbacks_run_on_rollback_and_failed_commit_but_not_on_commit(
     with pytest.raises(FlowFileHandlingError):
         failing.commit()
     assert calls == ["commit", "rollback 2", "failed commit"]
+
+
+def test_write_all_bytes_puts_several_contents_in_one_claim(node):
+    session = node.session(outgoing={"success": ["out"]})
+    flowfiles = [session.create() for _ in range(3)]
+    written = session.write_all_bytes([(flowfiles[0], b"alpha"), (flowfiles[1], b""), (flowfiles[2], b"gamma!")])
+    for flowfile in written:
+        session.transfer(flowfile, "success")
+    session.commit()
+    queued = node.queue("out").peek(3)
+    assert [node.storage.content.read_bytes(f.content_claim) for f in queued] == [b"alpha", b"", b"gamma!"]
+    (resource,) = {f.content_claim.resource_claim for f in queued}
+    assert node.storage.claims.count(resource) == 3
+    assert node.storage.verify().ok
