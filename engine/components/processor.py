@@ -30,13 +30,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, ClassVar, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, ClassVar, Mapping, Sequence
 
+from engine.components.component import ConfigurableComponent
 from engine.components.properties import ExpressionScope, PropertyDescriptor
 from engine.components.relationships import Relationship
 
 if TYPE_CHECKING:
-    from engine.components.context import ConfigurationContext, ProcessContext
+    from engine.components.context import ProcessContext
     from engine.session import ProcessSession
 
 __all__ = ["DynamicProperties", "InputRequirement", "Processor", "WrittenAttribute"]
@@ -69,25 +70,11 @@ class WrittenAttribute:
     description: str
 
 
-class Processor:
-    """Base class of every processor. Subclasses set the class attributes below and implement
-    ``on_trigger``; the other hooks are optional."""
+class Processor(ConfigurableComponent):
+    """Base class of every processor. Subclasses set the class attributes below (and those of
+    ``ConfigurableComponent``) and implement ``on_trigger``; the other hooks are optional."""
 
-    #: Abstract helper classes set this so the registry skips them.
     abstract: ClassVar[bool] = True
-    #: The short type name used in flow definitions; the class name by default.
-    type_name: ClassVar[str] = ""
-    #: The NiFi class this processor stands for, so NiFi flow definitions load unchanged.
-    nifi_type: ClassVar[str | None] = None
-    #: The NiFi bundle it belongs to (written when a flow is exported).
-    nifi_bundle: ClassVar[Mapping[str, str] | None] = None
-    #: Other names flows may use for this type (former NiFi class names, ...).
-    aliases: ClassVar[tuple[str, ...]] = ()
-    #: Former property names (NiFi 1.x) and the names they became; flows using them load as if
-    #: they used the new ones.
-    migrated_properties: ClassVar[Mapping[str, str]] = {}
-    tags: ClassVar[tuple[str, ...]] = ()
-    properties: ClassVar[Sequence[PropertyDescriptor]] = ()
     relationships: ClassVar[Sequence[Relationship]] = ()
     dynamic_properties: ClassVar[DynamicProperties | None] = None
     #: True when the relationships depend on the configuration (see ``relationships_for``).
@@ -98,36 +85,10 @@ class Processor:
     trigger_when_empty: ClassVar[bool] = False
     trigger_when_any_destination_available: ClassVar[bool] = False
     default_scheduling_period: ClassVar[str] = "0 sec"
-    #: Reasons a processor is restricted (it reads or writes the node's files, ...).
-    restricted: ClassVar[tuple[str, ...]] = ()
     reads_attributes: ClassVar[Sequence[WrittenAttribute]] = ()
     writes_attributes: ClassVar[Sequence[WrittenAttribute]] = ()
     #: How the processor uses component state (documentation); empty when it keeps none.
     stateful: ClassVar[str] = ""
-    see_also: ClassVar[tuple[str, ...]] = ()
-
-    def __init_subclass__(cls, **kwargs) -> None:
-        super().__init_subclass__(**kwargs)
-        if "abstract" not in cls.__dict__:
-            cls.abstract = False
-        if "type_name" not in cls.__dict__:
-            cls.type_name = cls.__name__
-
-    @classmethod
-    def description(cls) -> str:
-        """What the processor does: its docstring."""
-        return " ".join((cls.__doc__ or "").split("\n\n")[0].split())
-
-    @classmethod
-    def migrate_properties(cls, properties: Mapping[str, str | None]) -> dict[str, str | None]:
-        """``properties`` with former names replaced by current ones (a current name wins)."""
-        migrated = dict(properties)
-        for old, new in cls.migrated_properties.items():
-            if old in migrated:
-                value = migrated.pop(old)
-                if migrated.get(new) is None:
-                    migrated[new] = value
-        return migrated
 
     @classmethod
     def dynamic_property_descriptor(cls, name: str) -> PropertyDescriptor | None:
@@ -142,10 +103,6 @@ class Processor:
     def relationships_for(cls, properties: Mapping[str, str | None]) -> list[Relationship]:
         """The relationships a processor configured with ``properties`` has."""
         return list(cls.relationships)
-
-    def validate(self, context: ConfigurationContext) -> Iterable[str]:
-        """Problems that the property validators cannot see (combinations of properties)."""
-        return ()
 
     def on_scheduled(self, context: ProcessContext) -> None:
         """Prepare to run (open clients, compile patterns); called when the processor is started."""
