@@ -2,12 +2,17 @@
 
 Run with ``python -m bench.flow_throughput [--seconds S] [--warmup S] [--policy grouped]``. One
 node runs the four processors with the given sync policy of the FlowFile repository (grouped by
-default); GenerateFlowFile makes 1 KiB FlowFiles in batches of 100. After a warm-up, the rate
-is what PutFile wrote during the measured seconds; latency is the time from each FlowFile's
-CREATE event to PutFile's SEND event (provenance times are in milliseconds).
+default); GenerateFlowFile makes 1 KiB FlowFiles in batches of 100 as fast as the flow takes
+them. After a warm-up, the rate is what PutFile wrote during the measured seconds; latency is
+the time from each FlowFile's CREATE event to PutFile's SEND event (provenance times are in
+milliseconds). At full speed the queues fill up to their back-pressure limits, so latency is
+mostly waiting in queues; a second run offers a steady load below capacity (``--paced-rate``
+FlowFiles/s) to show the latency of the processing itself.
 
-Beside it, in the same run on the same disk, the raw figure: 1 KiB records appended to a file
-with an fdatasync after every 100 (what a commit of 100 FlowFiles needs at least).
+Beside it, in the same run on the same disk, two raw figures: 1 KiB records appended to a file
+with an fdatasync after every 100 (what a commit of 100 FlowFiles needs at least), and 1 KiB
+files created, written and renamed in PutFile's output directory (what PutFile does per
+FlowFile).
 
 Target: ≥ 5,000 FlowFiles/s end to end on a 2-core machine.
 """
@@ -30,17 +35,16 @@ from engine.provenance.query import ProvenanceQuery
 from engine.runtime import FlowController
 from engine.storage import NodeStorage
 from engine.testing.flows import connection, flow, processor
-import json, os as _os
-EXTRA = json.loads(_os.environ.get("BENCH_EXTRA", "{}"))
 
 
 def bench_flow(directory: Path, out: Path, seconds: float, warmup: float, policy: str,
-               put_tasks: int) -> dict[str, float]:
-    """Run the flow; return the rate and latency figures."""
+               put_tasks: int, period: float = 0.0, threads: int = 10) -> dict[str, float]:
+    """Run the flow (GenerateFlowFile triggered every ``period`` seconds); return the rate and
+    latency figures."""
     document = flow(
         processors=[
             processor("generate", "GenerateFlowFile", {"File Size": "1 KB", "Batch Size": "100"},
-                      schedulingPeriod="0 sec"),
+                      schedulingPeriod=f"{period * 1000:g} millis"),
             processor("update", "UpdateAttribute", {"stage": "updated", "size.class": "${fileSize:gt(512)}"}),
             processor("route", "RouteOnAttribute", {"large": "${size.class:equals('true')}"},
                       auto_terminate=["unmatched"]),
@@ -50,7 +54,8 @@ def bench_flow(directory: Path, out: Path, seconds: float, warmup: float, policy
         connections=[connection("generated", "generate", "update"), connection("updated", "update", "route"),
                      connection("routed", "route", "put", ["large"])],
     )
-    config = NodeConfig.from_mapping({"flowfile_repository": {"sync_policy": policy}, **EXTRA})
+    config = NodeConfig.from_mapping({"flowfile_repository": {"sync_policy": policy},
+                                      "runtime": {"max_timer_driven_threads": threads}})
     storage = NodeStorage(directory / "node", config.storage)
     recovered = storage.open()
     controller = FlowController(storage, config=config.runtime)
@@ -128,8 +133,12 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--warmup", type=float, default=5.0)
     parser.add_argument("--policy", default="grouped", choices=["always", "grouped", "os"])
-    parser.add_argument("--put-tasks", type=int, default=2, help="concurrent tasks of PutFile (default 2)")
+    parser.add_argument("--put-tasks", type=int, default=1, help="concurrent tasks of PutFile (default 1)")
     parser.add_argument("--output-dir", type=Path, help="where PutFile writes (default: in the scratch directory)")
+    parser.add_argument("--threads", type=int, default=10,
+                        help="the node's max timer-driven threads (default 10, the node's default)")
+    parser.add_argument("--paced-rate", type=float, default=1000.0,
+                        help="FlowFiles/s offered in the latency run (default 1,000)")
     args = parser.parse_args()
     base = Path(".data")
     base.mkdir(exist_ok=True)
@@ -139,13 +148,19 @@ def main() -> None:
         out = args.output_dir or directory / "out"
         raw = bench_raw(directory, 3.0)
         files = bench_files(out, 3.0)
-        figures = bench_flow(directory, out, args.seconds, args.warmup, args.policy, args.put_tasks)
+        figures = bench_flow(directory, out, args.seconds, args.warmup, args.policy, args.put_tasks,
+                             threads=args.threads)
         print(f"raw: 1 KiB append + fdatasync per 100 records: {raw:,.0f} records/s")
         print(f"raw: 1 KiB file created, written and renamed in the output directory: {files:,.0f} files/s")
-        print(f"flow ({args.policy}): {figures['rate']:,.0f} FlowFiles/s end to end "
+        print(f"flow ({args.policy}, {args.threads} threads): {figures['rate']:,.0f} FlowFiles/s end to end "
               f"({figures['written']:,} written in {args.seconds:g} s); {figures['rate'] / raw:.3f} of raw; "
               f"target >= 5,000: {'met' if figures['rate'] >= 5000 else 'missed'}")
-        print(f"latency creation -> PutFile: p50 {figures['p50']:.0f} ms, p99 {figures['p99']:.0f} ms")
+        print(f"latency creation -> PutFile at full speed (queues full): p50 {figures['p50']:.0f} ms, "
+              f"p99 {figures['p99']:.0f} ms")
+        paced = bench_flow(directory / "paced", out.with_name(out.name + "-paced"), args.seconds, args.warmup,
+                           args.policy, args.put_tasks, period=100 / args.paced_rate, threads=args.threads)
+        print(f"latency creation -> PutFile at {args.paced_rate:,.0f} FlowFiles/s offered "
+              f"({paced['rate']:,.0f}/s written): p50 {paced['p50']:.0f} ms, p99 {paced['p99']:.0f} ms")
     finally:
         shutil.rmtree(directory, ignore_errors=True)
 
