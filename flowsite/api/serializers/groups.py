@@ -1,0 +1,143 @@
+"""Process group, funnel and port resources."""
+
+from __future__ import annotations
+
+from django.db.models import Count
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from flowsite.api.serializers.common import ComponentSerializer, data_size_field, duration_field
+from flowsite.flows.models import Component, Funnel, Kind, ParameterContext, Port, ProcessGroup
+
+
+class ContentsSerializer(serializers.Serializer):
+    """How many components of each kind a group holds directly."""
+
+    processGroups = serializers.IntegerField()
+    processors = serializers.IntegerField()
+    connections = serializers.IntegerField()
+    funnels = serializers.IntegerField()
+    inputPorts = serializers.IntegerField()
+    outputPorts = serializers.IntegerField()
+    controllerServices = serializers.IntegerField()
+
+
+_CONTENT_NAMES = {Kind.PROCESS_GROUP: "processGroups", Kind.PROCESSOR: "processors", Kind.CONNECTION: "connections",
+                  Kind.FUNNEL: "funnels", Kind.INPUT_PORT: "inputPorts", Kind.OUTPUT_PORT: "outputPorts",
+                  Kind.CONTROLLER_SERVICE: "controllerServices"}
+
+
+class ProcessGroupSerializer(ComponentSerializer):
+    """A process group."""
+
+    tenantId = serializers.UUIDField(source="tenant_id", read_only=True)
+    parameterContext = serializers.CharField(max_length=200, required=False, allow_null=True,
+                                             help_text="Name of the tenant's parameter context the group uses.")
+    defaultBackPressureObjectThreshold = serializers.IntegerField(
+        min_value=0, max_value=2**53, required=False, source="default_back_pressure_object_threshold")
+    defaultBackPressureDataSizeThreshold = data_size_field(
+        "Back pressure size of new connections.", required=False, source="default_back_pressure_data_size_threshold")
+    defaultFlowFileExpiration = duration_field("Expiration of new connections.", required=False,
+                                               source="default_flowfile_expiration")
+    contents = serializers.SerializerMethodField()
+    currentVersion = serializers.SerializerMethodField(help_text="The latest committed version, if any.")
+
+    @extend_schema_field(ContentsSerializer)
+    def get_contents(self, group) -> dict:
+        counts = {name: 0 for name in _CONTENT_NAMES.values()}
+        for row in Component.objects.filter(parent=group).values("kind").annotate(n=Count("id")):
+            counts[_CONTENT_NAMES[row["kind"]]] = row["n"]
+        return counts
+
+    def get_currentVersion(self, group) -> int | None:
+        latest = group.versions.order_by("-number").values_list("number", flat=True).first()
+        return latest
+
+    def to_representation(self, group):
+        data = super().to_representation(group)
+        data["parameterContext"] = group.parameter_context.name if group.parameter_context_id else None
+        return data
+
+    def validate_parameterContext(self, name):
+        if name is None:
+            return None
+        tenant = self.instance.tenant if self.instance is not None else self.context["group"].tenant
+        context = ParameterContext.objects.filter(tenant=tenant, name=name).first()
+        if context is None:
+            raise serializers.ValidationError(f"the tenant has no parameter context named {name!r}")
+        return context
+
+    def create(self, validated_data):
+        parent = self.context["group"]
+        group = ProcessGroup(parent=parent, tenant=parent.tenant,
+                             last_modifier=self.context["request"].user.get_username(),
+                             last_client_id=(validated_data.get("revision") or {}).get("clientId", ""),
+                             default_back_pressure_object_threshold=parent.default_back_pressure_object_threshold,
+                             default_back_pressure_data_size_threshold=parent.default_back_pressure_data_size_threshold,
+                             default_flowfile_expiration=parent.default_flowfile_expiration)
+        self._apply(group, validated_data)
+        if not group.name:
+            group.name = "Process Group"
+        group.save()
+        return group
+
+    def update(self, group, validated_data):
+        self._apply(group, validated_data)
+        group.save()
+        return group
+
+    def _apply(self, group: ProcessGroup, data: dict) -> None:
+        self.apply_common(group, data)
+        if "parameterContext" in data:
+            group.parameter_context = data["parameterContext"]
+        for field in ("default_back_pressure_object_threshold", "default_back_pressure_data_size_threshold",
+                      "default_flowfile_expiration"):
+            if field in data:
+                setattr(group, field, data[field])
+
+
+class FunnelSerializer(ComponentSerializer):
+    """A funnel."""
+
+    def create(self, validated_data):
+        group = self.context["group"]
+        funnel = Funnel(parent=group, tenant=group.tenant, last_modifier=self.context["request"].user.get_username(),
+                        last_client_id=(validated_data.get("revision") or {}).get("clientId", ""))
+        self.apply_common(funnel, validated_data)
+        funnel.save()
+        return funnel
+
+    def update(self, funnel, validated_data):
+        self.apply_common(funnel, validated_data)
+        funnel.save()
+        return funnel
+
+
+class PortSerializer(ComponentSerializer):
+    """An input or output port of a process group."""
+
+    type = serializers.CharField(source="kind", read_only=True)
+    concurrentlySchedulableTaskCount = serializers.IntegerField(min_value=1, max_value=1000, required=False,
+                                                                source="concurrent_tasks")
+    state = serializers.CharField(source="scheduled_state", read_only=True)
+
+    def create(self, validated_data):
+        group = self.context["group"]
+        port = Port(parent=group, tenant=group.tenant, kind=self.context["port_kind"],
+                    last_modifier=self.context["request"].user.get_username(),
+                    last_client_id=(validated_data.get("revision") or {}).get("clientId", ""))
+        self._apply(port, validated_data)
+        if not port.name:
+            port.name = "input" if port.kind == Kind.INPUT_PORT else "output"
+        port.save()
+        return port
+
+    def update(self, port, validated_data):
+        self._apply(port, validated_data)
+        port.save()
+        return port
+
+    def _apply(self, port: Port, data: dict) -> None:
+        self.apply_common(port, data)
+        if "concurrent_tasks" in data:
+            port.concurrent_tasks = data["concurrent_tasks"]

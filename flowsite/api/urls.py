@@ -1,0 +1,46 @@
+"""Routes of the REST API (mounted at /api/v1/)."""
+
+from django.urls import path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from flowsite.api.views import catalogue, components, flow, tenants, tokens, versions
+
+app_name = "api"
+
+urlpatterns = [
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
+
+    path("tenants", tenants.TenantList.as_view(), name="tenants"),
+    path("tenants/<uuid:pk>", tenants.TenantDetail.as_view(), name="tenant"),
+    path("tokens", tokens.TokenList.as_view(), name="tokens"),
+    path("tokens/<uuid:pk>", tokens.TokenDetail.as_view(), name="token"),
+    path("processor-types", catalogue.ProcessorTypeList.as_view(), name="processor-types"),
+    path("processor-types/<str:name>", catalogue.ProcessorTypeDetail.as_view(), name="processor-type"),
+    path("controller-service-types", catalogue.ServiceTypeList.as_view(), name="service-types"),
+    path("controller-service-types/<str:name>", catalogue.ServiceTypeDetail.as_view(), name="service-type"),
+
+    path("process-groups/<uuid:pk>", components.ProcessGroupDetail.as_view(), name="process-group"),
+    path("process-groups/<uuid:pk>/process-groups", components.ProcessGroupChildren.as_view(),
+         name="process-group-children"),
+    path("process-groups/<uuid:pk>/process-groups/import", flow.ImportView.as_view(), name="process-group-import"),
+    path("process-groups/<uuid:pk>/processors", components.ProcessorList.as_view(), name="processors"),
+    path("process-groups/<uuid:pk>/connections", components.ConnectionList.as_view(), name="connections"),
+    path("process-groups/<uuid:pk>/funnels", components.FunnelList.as_view(), name="funnels"),
+    path("process-groups/<uuid:pk>/input-ports", components.InputPortList.as_view(), name="input-ports"),
+    path("process-groups/<uuid:pk>/output-ports", components.OutputPortList.as_view(), name="output-ports"),
+    path("process-groups/<uuid:pk>/flow-definition", flow.FlowDefinitionView.as_view(), name="flow-definition"),
+    path("process-groups/<uuid:pk>/versions", versions.VersionList.as_view(), name="versions"),
+    path("process-groups/<uuid:pk>/versions/diff", versions.VersionDiff.as_view(), name="version-diff"),
+    path("process-groups/<uuid:pk>/versions/<int:number>", versions.VersionDetail.as_view(), name="version"),
+    path("process-groups/<uuid:pk>/versions/<int:number>/revert", versions.VersionRevert.as_view(),
+         name="version-revert"),
+
+    path("processors/<uuid:pk>", components.ProcessorDetail.as_view(), name="processor"),
+    path("processors/<uuid:pk>/run-status", components.ProcessorRunStatus.as_view(), name="processor-run-status"),
+    path("connections/<uuid:pk>", components.ConnectionDetail.as_view(), name="connection"),
+    path("funnels/<uuid:pk>", components.FunnelDetail.as_view(), name="funnel"),
+    path("input-ports/<uuid:pk>", components.InputPortDetail.as_view(), name="input-port"),
+    path("output-ports/<uuid:pk>", components.OutputPortDetail.as_view(), name="output-port"),
+]

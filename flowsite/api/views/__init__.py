@@ -1,0 +1,1 @@
+"""Views of the REST API, one module per kind of resource."""

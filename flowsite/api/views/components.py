@@ -1,0 +1,351 @@
+"""Create, read, update and delete process groups, processors, connections, funnels and ports.
+
+Collections hang under their group (``/process-groups/{id}/processors``), single components
+have their own resource (``/processors/{id}``). Updates carry the revision they are based on in
+the body, deletions as ``?version=&clientId=``; a stale one is a 409 with the current revision.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import exceptions, status
+from rest_framework.generics import GenericAPIView
+from rest_framework.response import Response
+
+from flowsite.api import filters
+from flowsite.api.errors import Conflict
+from flowsite.api.lookup import access_for, component_or_404, require_global
+from flowsite.api.serializers.connections import ConnectionSerializer
+from flowsite.api.serializers.groups import FunnelSerializer, PortSerializer, ProcessGroupSerializer
+from flowsite.api.serializers.processors import ProcessorSerializer, RunStatusSerializer, processor_class
+from flowsite.flows import access as policies
+from flowsite.flows.definition import delete_subtree, subtree_ids
+from flowsite.flows.models import Component, Connection, Funnel, Kind, Port, ProcessGroup, Processor
+from flowsite.flows.revisions import lock_for_change
+from flowsite.flows.validation import component_problems
+
+_REVISION_PARAMETERS = [
+    OpenApiParameter("version", OpenApiTypes.INT, required=False,
+                     description="The version of the component the deletion is based on."),
+    OpenApiParameter("clientId", OpenApiTypes.STR, required=False,
+                     description="The client that made the last change (may stand for the version)."),
+]
+
+
+def _revision_from_query(request) -> tuple[int | None, str]:
+    raw_version = request.query_params.get("version")
+    client_id = request.query_params.get("clientId", "")
+    if raw_version is None and not client_id:
+        raise exceptions.ValidationError({"version": "a deletion names the revision it is based on "
+                                                     "(?version=N or ?clientId=...)"})
+    if raw_version is None:
+        return None, client_id
+    try:
+        version = int(raw_version)
+    except ValueError:
+        raise exceptions.ValidationError({"version": f"{raw_version!r} is not a number"}) from None
+    if version < 0:
+        raise exceptions.ValidationError({"version": "a version is not negative"})
+    return version, client_id
+
+
+def check_restricted(request, group: ProcessGroup, type_name: str) -> None:
+    cls = processor_class(type_name)
+    if cls is not None and cls.restricted:
+        require_global(request, group.tenant, policies.USE_RESTRICTED,
+                       f"use {cls.type_name}, a restricted component ({', '.join(cls.restricted)})")
+
+
+class ComponentDetail(GenericAPIView):
+    """Read, update or delete one component."""
+
+    model: type[Component]
+
+    def component(self, action: str):
+        return component_or_404(self.request, self.model, self.kwargs["pk"], action)
+
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        component = getattr(self, "_component", None)
+        if component is not None and component.parent_id is not None:
+            context["group"] = component.parent
+        return context
+
+    def get(self, request, pk):
+        self._component = self.component(policies.VIEW)
+        return Response(self.get_serializer(self._component).data)
+
+    def put(self, request, pk):
+        self._component = component = self.component(policies.MODIFY)
+        serializer = self.get_serializer(component, data=request.data, partial=True)
+        serializer.is_valid(raise_exception=True)
+        revision = serializer.validated_data.get("revision")
+        if revision is None:
+            raise exceptions.ValidationError({"revision": "an update names the revision it is based on"})
+        with transaction.atomic():
+            lock_for_change(component, revision.get("version"), revision.get("clientId"),
+                            request.user.get_username())
+            self.check_update(component, serializer.validated_data)
+            serializer.save()
+        return Response(self.get_serializer(component).data)
+
+    def patch(self, request, pk):
+        return self.put(request, pk)
+
+    @extend_schema(parameters=_REVISION_PARAMETERS, responses={204: None})
+    def delete(self, request, pk):
+        self._component = component = self.component(policies.MODIFY)
+        if component.parent_id is not None and not access_for(request, component.tenant).can(component.parent,
+                                                                                               policies.MODIFY):
+            raise exceptions.PermissionDenied("you may not modify the group this component is in")
+        version, client_id = _revision_from_query(request)
+        with transaction.atomic():
+            lock_for_change(component, version, client_id, request.user.get_username())
+            self.check_delete(component)
+            self.remove(component)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    def check_update(self, component, data: dict) -> None:
+        """Raise when ``component`` cannot take this change in its present state."""
+        if getattr(component, "scheduled_state", None) == "RUNNING":
+            raise Conflict(f"{component} is running: stop it before changing it")
+
+    def check_delete(self, component) -> None:
+        """Raise when ``component`` cannot be deleted in its present state."""
+        if getattr(component, "scheduled_state", None) == "RUNNING":
+            raise Conflict(f"{component} is running: stop it before deleting it")
+        joined = Connection.objects.filter(source=component.pk) | Connection.objects.filter(destination=component.pk)
+        if joined.exists():
+            names = ", ".join(sorted(str(c.pk) for c in joined))
+            raise Conflict(f"{component} is connected (connections {names}): delete its connections first")
+
+    def remove(self, component) -> None:
+        component.delete()
+
+
+class ChildList(GenericAPIView):
+    """List a group's components of one kind, or create one in the group."""
+
+    lists_on_get = True
+
+    model: type[Component]
+    kind: str
+
+    def group(self, action: str) -> ProcessGroup:
+        return component_or_404(self.request, ProcessGroup, self.kwargs["pk"], action)
+
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        if getattr(self, "_group", None) is not None:
+            context["group"] = self._group
+        return context
+
+    def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):  # the schema generator asks without a request
+            return self.model.objects.none()
+        return self.model.objects.filter(parent=self._group).select_related("tenant", "parent").order_by("name", "id")
+
+    def get(self, request, pk):
+        self._group = self.group(policies.VIEW)
+        access = access_for(request, self._group.tenant)
+        visible = [c for c in self.filter_queryset(self.get_queryset()) if access.can(c, policies.VIEW)]
+        page = self.paginate_queryset(visible)
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+    def post(self, request, pk):
+        self._group = self.group(policies.MODIFY)
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        self.check_create(serializer.validated_data)
+        with transaction.atomic():
+            component = serializer.save()
+        data = self.get_serializer(component).data
+        return Response(data, status=status.HTTP_201_CREATED, headers={"Location": data["uri"]})
+
+    def check_create(self, data: dict) -> None:
+        """Raise when the component may not be created."""
+
+
+# ---------------------------------------------------------------------------- process groups
+
+class ProcessGroupDetail(ComponentDetail):
+    """A process group: read, update, delete (with everything inside it)."""
+
+    model = ProcessGroup
+    serializer_class = ProcessGroupSerializer
+
+    def check_update(self, group, data):
+        pass
+
+    def check_delete(self, group):
+        if group.parent_id is None:
+            raise Conflict("the root group of a tenant cannot be deleted")
+        inside = subtree_ids(group.pk)
+        running = Processor.objects.filter(parent__in=inside, scheduled_state="RUNNING")
+        if running.exists():
+            raise Conflict(f"{running.count()} processor(s) inside the group are running: stop them first")
+        outside = (Connection.objects.filter(source__parent__in=inside) |
+                   Connection.objects.filter(destination__parent__in=inside)).exclude(parent__in=inside)
+        if outside.exists():
+            raise Conflict("connections outside the group lead to its ports ("
+                           + ", ".join(sorted(str(c.pk) for c in outside)) + "): delete them first")
+
+    def remove(self, group):
+        delete_subtree(group)
+
+
+class ProcessGroupChildren(ChildList):
+    """Process groups inside a group."""
+
+    model = ProcessGroup
+    serializer_class = ProcessGroupSerializer
+    filterset_class = filters.ProcessGroupFilter
+
+
+# ---------------------------------------------------------------------------- processors
+
+class ProcessorDetail(ComponentDetail):
+    """A processor."""
+
+    model = Processor
+    serializer_class = ProcessorSerializer
+
+    def check_update(self, processor, data):
+        super().check_update(processor, data)
+        check_restricted(self.request, processor.parent, processor.type)
+
+
+class ProcessorList(ChildList):
+    """Processors of a group."""
+
+    model = Processor
+    serializer_class = ProcessorSerializer
+    filterset_class = filters.ProcessorFilter
+
+    def check_create(self, data):
+        check_restricted(self.request, self._group, data["type"])
+
+
+class ProcessorRunStatus(GenericAPIView):
+    """Start, stop or disable a processor (its design-time run state; nodes follow it)."""
+
+    serializer_class = RunStatusSerializer
+
+    @extend_schema(request=RunStatusSerializer, responses=ProcessorSerializer)
+    def put(self, request, pk):
+        processor = component_or_404(request, Processor, pk, policies.OPERATE)
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        state = serializer.validated_data["state"]
+        revision = serializer.validated_data["revision"]
+        with transaction.atomic():
+            lock_for_change(processor, revision.get("version"), revision.get("clientId"), request.user.get_username())
+            if state == "RUNNING" and processor.scheduled_state != "RUNNING":
+                problems = component_problems(processor)
+                if problems:
+                    raise Conflict(f"{processor} is invalid and cannot start",
+                                   [{"path": f"$.properties['{p.property}']" if p.property else "$",
+                                     "message": p.message} for p in problems])
+            if state == "RUNNING" and processor.scheduled_state == "DISABLED":
+                raise Conflict(f"{processor} is disabled: enable it (state STOPPED) before starting it")
+            processor.scheduled_state = state
+            processor.save()
+        return Response(ProcessorSerializer(processor, context={"request": request}).data)
+
+
+# ---------------------------------------------------------------------------- connections
+
+class ConnectionDetail(ComponentDetail):
+    """A connection."""
+
+    model = Connection
+    serializer_class = ConnectionSerializer
+
+    def check_update(self, connection, data):
+        pass
+
+    def check_delete(self, connection):
+        pass
+
+
+class ConnectionList(ChildList):
+    """Connections of a group."""
+
+    model = Connection
+    serializer_class = ConnectionSerializer
+    filterset_class = filters.ConnectionFilter
+
+    def get_queryset(self):
+        return super().get_queryset().select_related("source", "destination")
+
+
+# ---------------------------------------------------------------------------- funnels, ports
+
+class FunnelDetail(ComponentDetail):
+    """A funnel."""
+
+    model = Funnel
+    serializer_class = FunnelSerializer
+
+
+class FunnelList(ChildList):
+    """Funnels of a group."""
+
+    model = Funnel
+    serializer_class = FunnelSerializer
+    filterset_class = filters.FunnelFilter
+
+
+class PortDetail(ComponentDetail):
+    """An input or output port."""
+
+    model = Port
+    serializer_class = PortSerializer
+    port_kind: str
+
+    def component(self, action):
+        port = super().component(action)
+        if port.kind != self.port_kind:
+            raise exceptions.NotFound(f"no such {self.port_kind.lower().replace('_', ' ')}")
+        return port
+
+
+class PortList(ChildList):
+    """Input or output ports of a group."""
+
+    model = Port
+    serializer_class = PortSerializer
+    filterset_class = filters.PortFilter
+    port_kind: str
+
+    def get_queryset(self):
+        return super().get_queryset().filter(kind=self.port_kind)
+
+    def get_serializer_context(self):
+        return {**super().get_serializer_context(), "port_kind": self.port_kind}
+
+
+class InputPortDetail(PortDetail):
+    """An input port."""
+
+    port_kind = Kind.INPUT_PORT
+
+
+class OutputPortDetail(PortDetail):
+    """An output port."""
+
+    port_kind = Kind.OUTPUT_PORT
+
+
+class InputPortList(PortList):
+    """Input ports of a group."""
+
+    port_kind = Kind.INPUT_PORT
+
+
+class OutputPortList(PortList):
+    """Output ports of a group."""
+
+    port_kind = Kind.OUTPUT_PORT

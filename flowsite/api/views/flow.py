@@ -1,0 +1,51 @@
+"""Export a process group as a flow definition, and import one as a new group."""
+
+from __future__ import annotations
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from flowsite.api.lookup import component_or_404
+from flowsite.api.serializers.groups import ProcessGroupSerializer
+from flowsite.api.views.components import check_restricted
+from flowsite.flows import access as policies
+from flowsite.flows.definition import Identity, export_group, import_group, parse_definition
+from flowsite.flows.models import ProcessGroup
+
+
+class FlowDefinitionView(APIView):
+    """The group and everything in it as a flow definition (NiFi's "download flow definition").
+    Sensitive values are left out; identifiers are versioned ids, so exporting what an import
+    made gives the document that was imported."""
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    def get(self, request, pk):
+        group = component_or_404(request, ProcessGroup, pk, policies.VIEW)
+        response = Response(export_group(group, Identity.VERSIONED))
+        filename = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in group.name) or "flow"
+        if request.query_params.get("download") in ("1", "true"):
+            response["Content-Disposition"] = f'attachment; filename="{filename}.json"'
+        return response
+
+
+class ImportView(APIView):
+    """Create a group inside this one from a flow definition (the request body, as NiFi writes
+    it). Every problem of a malformed definition comes back at once, with its JSON path."""
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: ProcessGroupSerializer},
+                   parameters=[OpenApiParameter("name", OpenApiTypes.STR, required=False,
+                                                description="Name of the new group (default: the definition's)")])
+    def post(self, request, pk):
+        parent = component_or_404(request, ProcessGroup, pk, policies.MODIFY)
+        if not isinstance(request.data, dict):
+            raise exceptions.ValidationError("the body must be a flow definition (a JSON object)")
+        flow = parse_definition(dict(request.data))
+        for processor in flow.processors():
+            check_restricted(request, parent, processor.type)
+        group = import_group(parent, flow, modifier=request.user.get_username(),
+                             name=request.query_params.get("name") or None)
+        data = ProcessGroupSerializer(group, context={"request": request}).data
+        return Response(data, status=status.HTTP_201_CREATED, headers={"Location": data["uri"]})

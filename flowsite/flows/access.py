@@ -1,0 +1,160 @@
+"""Who may do what in a tenant, on NiFi's access-policy model.
+
+Policies are object permissions (django-guardian's direct-foreign-key tables): global ones on the
+tenant, component ones on a component's ``Component`` row. A component policy is inherited:
+when a component has no policy of its own for an action (nobody holds that permission on it),
+the nearest ancestor group that has one decides. Above the root group, viewing and modifying
+fall back to the tenant's global "view the flow" and "modify the flow", operating falls back to
+modifying, and the data and provenance policies must be granted somewhere in the tree.
+
+Only members of a tenant hold anything in it; to everyone else its objects do not exist.
+``TenantAccess`` loads every grant of one tenant in a few queries and answers from memory.
+"""
+
+from __future__ import annotations
+
+import uuid
+from functools import cached_property
+
+from django.contrib.auth.models import Permission
+from django.contrib.contenttypes.models import ContentType
+
+from flowsite.flows.models import Component, ComponentGroupPermission, ComponentUserPermission
+from flowsite.tenancy.models import Membership, Tenant, TenantGroupPermission, TenantUserPermission
+
+#: Component actions and the permission codenames that hold them.
+VIEW = "view_component"
+MODIFY = "modify_component"
+VIEW_DATA = "view_data"
+MODIFY_DATA = "modify_data"
+VIEW_PROVENANCE = "view_provenance"
+OPERATE = "operate_component"
+COMPONENT_ACTIONS = (VIEW, MODIFY, VIEW_DATA, MODIFY_DATA, VIEW_PROVENANCE, OPERATE)
+
+#: Global policies of a tenant.
+VIEW_FLOW = "view_flow"
+MODIFY_FLOW = "modify_flow"
+MANAGE_POLICIES = "manage_policies"
+QUERY_PROVENANCE = "query_provenance"
+VIEW_CLUSTER = "view_cluster"
+USE_RESTRICTED = "use_restricted"
+GLOBAL_ACTIONS = (VIEW_FLOW, MODIFY_FLOW, MANAGE_POLICIES, QUERY_PROVENANCE, VIEW_CLUSTER, USE_RESTRICTED)
+
+_GLOBAL_FALLBACK = {VIEW: VIEW_FLOW, MODIFY: MODIFY_FLOW}
+
+
+class TenantAccess:
+    """What one user may do in one tenant."""
+
+    def __init__(self, user, tenant: Tenant) -> None:
+        self.user = user
+        self.tenant = tenant
+
+    @cached_property
+    def is_member(self) -> bool:
+        return bool(self.user and self.user.is_authenticated and
+                    Membership.objects.filter(tenant=self.tenant, user=self.user).exists())
+
+    @cached_property
+    def _group_ids(self) -> set[int]:
+        return set(self.user.groups.values_list("id", flat=True))
+
+    @cached_property
+    def _global(self) -> set[str]:
+        if not self.is_member:
+            return set()
+        if self.user.is_superuser:
+            return set(GLOBAL_ACTIONS)
+        held = set(TenantUserPermission.objects.filter(content_object=self.tenant, user=self.user)
+                   .values_list("permission__codename", flat=True))
+        held |= set(TenantGroupPermission.objects.filter(content_object=self.tenant, group__in=self._group_ids)
+                    .values_list("permission__codename", flat=True))
+        return held
+
+    @cached_property
+    def _policies(self) -> tuple[set[tuple[uuid.UUID, str]], set[tuple[uuid.UUID, str]]]:
+        """(every (component, action) with a policy of its own, those this user holds)."""
+        exists: set[tuple[uuid.UUID, str]] = set()
+        held: set[tuple[uuid.UUID, str]] = set()
+        for component_id, codename, user_id in ComponentUserPermission.objects.filter(
+                content_object__tenant=self.tenant).values_list("content_object_id", "permission__codename", "user_id"):
+            exists.add((component_id, codename))
+            if user_id == self.user.pk:
+                held.add((component_id, codename))
+        for component_id, codename, group_id in ComponentGroupPermission.objects.filter(
+                content_object__tenant=self.tenant).values_list("content_object_id", "permission__codename",
+                                                                "group_id"):
+            exists.add((component_id, codename))
+            if group_id in self._group_ids:
+                held.add((component_id, codename))
+        return exists, held
+
+    @cached_property
+    def _parents(self) -> dict[uuid.UUID, uuid.UUID | None]:
+        return dict(Component.objects.filter(tenant=self.tenant).values_list("id", "parent_id"))
+
+    def has_global(self, action: str) -> bool:
+        """True when the user holds the global policy ``action`` of the tenant."""
+        return action in self._global
+
+    def can(self, component: Component | uuid.UUID, action: str) -> bool:
+        """True when the user may perform ``action`` on ``component`` (see the module docstring)."""
+        if not self.is_member:
+            return False
+        if self.user.is_superuser:
+            return True
+        component_id = component if isinstance(component, uuid.UUID) else component.pk
+        decided = self._decide(component_id, action)
+        if decided is not None:
+            return decided
+        if action == OPERATE:
+            return self.can(component_id, MODIFY)
+        fallback = _GLOBAL_FALLBACK.get(action)
+        return fallback is not None and self.has_global(fallback)
+
+    def _decide(self, component_id: uuid.UUID | None, action: str) -> bool | None:
+        exists, held = self._policies
+        seen = set()
+        while component_id is not None and component_id not in seen:
+            seen.add(component_id)
+            if (component_id, action) in exists:
+                return (component_id, action) in held
+            component_id = self._parents.get(component_id)
+        return None
+
+
+def _permission(model, codename: str) -> Permission:
+    return Permission.objects.get(content_type=ContentType.objects.get_for_model(model), codename=codename)
+
+
+def grant(component: Component, action: str, *, user=None, group=None) -> None:
+    """Give ``user`` or ``group`` the component policy ``action`` on ``component``."""
+    if action not in COMPONENT_ACTIONS:
+        raise ValueError(f"unknown component action {action!r}")
+    permission = _permission(Component, action)
+    if user is not None:
+        ComponentUserPermission.objects.get_or_create(content_object=component.base, user=user, permission=permission)
+    if group is not None:
+        ComponentGroupPermission.objects.get_or_create(content_object=component.base, group=group,
+                                                       permission=permission)
+
+
+def revoke(component: Component, action: str, *, user=None, group=None) -> None:
+    """Take the component policy ``action`` on ``component`` from ``user`` or ``group``."""
+    permission = _permission(Component, action)
+    if user is not None:
+        ComponentUserPermission.objects.filter(content_object=component.base, user=user, permission=permission).delete()
+    if group is not None:
+        ComponentGroupPermission.objects.filter(content_object=component.base, group=group,
+                                                permission=permission).delete()
+
+
+def grant_global(tenant: Tenant, action: str, *, user=None, group=None) -> None:
+    """Give ``user`` or ``group`` the global policy ``action`` of ``tenant``."""
+    if action not in GLOBAL_ACTIONS:
+        raise ValueError(f"unknown global action {action!r}")
+    permission = _permission(Tenant, action)
+    if user is not None:
+        TenantUserPermission.objects.get_or_create(content_object=tenant, user=user, permission=permission)
+    if group is not None:
+        TenantGroupPermission.objects.get_or_create(content_object=tenant, group=group, permission=permission)

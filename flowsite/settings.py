@@ -1,0 +1,243 @@
+"""Settings of the control plane, read from the environment.
+
+``FLOWSITE_ENV`` chooses the profile: ``development`` (the default: debug on, local servers,
+fixed development keys) or ``production`` (debug off, every secret required, HTTPS-only
+cookies, HSTS; ``manage.py check --deploy`` is clean). Every variable read here is listed in
+``ENVIRONMENT_VARIABLES`` with its meaning; ``docs/configuration.md`` documents them.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+#: Every environment variable the settings read, with what it sets.
+ENVIRONMENT_VARIABLES = {
+    "FLOWSITE_ENV": "development (default) or production",
+    "SECRET_KEY": "Django's signing key (required in production)",
+    "FLOWSITE_SENSITIVE_KEY": "the key that encrypts sensitive properties at rest (required in production)",
+    "DEBUG": "true or false (default: true in development, false in production)",
+    "ALLOWED_HOSTS": "comma-separated host names the web tier answers",
+    "CSRF_TRUSTED_ORIGINS": "comma-separated origins (with scheme) trusted for unsafe requests",
+    "DATABASE_URL": "PostgreSQL URL, e.g. postgres://user:password@host:5432/flowsite",
+    "REDIS_URL": "Redis URL for coordination, the Channels layer and the Celery broker",
+    "CELERY_BROKER_URL": "overrides the Celery broker (default: REDIS_URL, database 1)",
+    "SPARK_MASTER": "Spark master for the Spark-backed processors (default local[*])",
+    "SECURE_SSL_REDIRECT": "redirect plain HTTP to HTTPS in production (default true)",
+    "SECURE_PROXY_SSL_HEADER": "set to true behind a TLS-terminating proxy that sends X-Forwarded-Proto",
+    "FLOWSITE_MAX_REQUEST_BYTES": "largest request body accepted, in bytes (default 16 MiB)",
+    "LOG_LEVEL": "level of the project's log (default INFO)",
+}
+
+
+def _env(name: str, default: str | None = None) -> str | None:
+    value = os.environ.get(name)
+    return default if value is None or value == "" else value
+
+
+def _env_bool(name: str, default: bool) -> bool:
+    value = _env(name)
+    if value is None:
+        return default
+    lowered = value.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ImproperlyConfigured(f"{name}={value!r} is not a boolean (use true or false)")
+
+
+def _env_list(name: str, default: list[str]) -> list[str]:
+    value = _env(name)
+    return default if value is None else [item.strip() for item in value.split(",") if item.strip()]
+
+
+FLOWSITE_ENV = _env("FLOWSITE_ENV", "development")
+if FLOWSITE_ENV not in ("development", "production"):
+    raise ImproperlyConfigured(f"FLOWSITE_ENV={FLOWSITE_ENV!r}: use development or production")
+PRODUCTION = FLOWSITE_ENV == "production"
+
+
+def _secret(name: str, development_default: str) -> str:
+    value = _env(name)
+    if value is None:
+        if PRODUCTION:
+            raise ImproperlyConfigured(f"{name} must be set when FLOWSITE_ENV=production")
+        return development_default
+    return value
+
+
+SECRET_KEY = _secret("SECRET_KEY", "development-only-secret-key-never-use-it-in-production-0123456789")
+FLOWSITE_SENSITIVE_KEY = _secret("FLOWSITE_SENSITIVE_KEY", "development-only-sensitive-properties-key")
+DEBUG = _env_bool("DEBUG", not PRODUCTION)
+ALLOWED_HOSTS = _env_list("ALLOWED_HOSTS", [] if PRODUCTION else ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = _env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "guardian",
+    "channels",
+    "flowsite.tenancy",
+    "flowsite.flows",
+    "flowsite.api",
+    "flowsite.portal",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "flowsite.limits.RequestSizeLimitMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "flowsite.urls"
+ASGI_APPLICATION = "flowsite.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "flowsite.portal.context.tenant",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        _env("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/flowsite"),
+        conn_max_age=600, conn_health_checks=True),
+}
+if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+    raise ImproperlyConfigured("DATABASE_URL must name a PostgreSQL database (postgres://...)")
+
+REDIS_URL = _env("REDIS_URL", "redis://127.0.0.1:6379/0")
+
+CHANNEL_LAYERS = {
+    "default": {
+        "BACKEND": "channels_redis.core.RedisChannelLayer",
+        "CONFIG": {"hosts": [REDIS_URL], "prefix": "flowsite:channels:", "group_expiry": 3600},
+    },
+}
+
+CELERY_BROKER_URL = _env("CELERY_BROKER_URL", REDIS_URL.rsplit("/", 1)[0] + "/1")
+CELERY_RESULT_BACKEND = CELERY_BROKER_URL
+CELERY_RESULT_EXPIRES = 3600
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+
+SPARK_MASTER = _env("SPARK_MASTER", "local[*]")
+
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "guardian.backends.ObjectPermissionBackend",
+]
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "portal:login"
+LOGIN_REDIRECT_URL = "portal:home"
+LOGOUT_REDIRECT_URL = "portal:login"
+GUARDIAN_RAISE_403 = False
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "flowsite.api.authentication.BearerTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PAGINATION_CLASS": "flowsite.api.pagination.Pagination",
+    "PAGE_SIZE": 100,
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_SCHEMA_CLASS": "flowsite.api.schema.AutoSchema",
+    "EXCEPTION_HANDLER": "flowsite.api.errors.exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Flowsite API",
+    "DESCRIPTION": "Tenants, process groups, processors, connections, funnels, flow versions and API tokens.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SCHEMA_PATH_PREFIX": "/api/v1",
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+MAX_REQUEST_BYTES = int(_env("FLOWSITE_MAX_REQUEST_BYTES", str(16 * 1024 * 1024)))
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BYTES
+FILE_UPLOAD_MAX_MEMORY_SIZE = MAX_REQUEST_BYTES
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = BASE_DIR / ".local" / "static"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage" if PRODUCTION
+                    else "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # the portal's scripts read it to send X-CSRFToken
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+if PRODUCTION:
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_SSL_REDIRECT = _env_bool("SECURE_SSL_REDIRECT", True)
+    SECURE_HSTS_SECONDS = 31_536_000
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = True
+    if _env_bool("SECURE_PROXY_SSL_HEADER", False):
+        SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": _env("LOG_LEVEL", "INFO")},
+}

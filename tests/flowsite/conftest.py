@@ -1,0 +1,70 @@
+"""Fixtures of the control-plane tests: tenants with their users, and API clients that
+authenticate with real API tokens. The database is the PostgreSQL server named by
+DATABASE_URL (scripts/test starts a project-local one)."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from django.contrib.auth import get_user_model
+from rest_framework.test import APIClient
+
+from flowsite.api.models import ApiToken
+from flowsite.flows import access
+from flowsite.flows.tenants import create_tenant, root_group
+from flowsite.tenancy.models import Membership
+
+_numbers = itertools.count(1)
+
+
+class TenantWorld:
+    """A tenant and helpers to add members with chosen policies."""
+
+    def __init__(self, name: str) -> None:
+        self.tenant = create_tenant(name, f"{name.lower()}-{next(_numbers)}")
+        self.root = root_group(self.tenant)
+
+    def member(self, username: str | None = None, *, global_policies=(), root_policies=()):
+        """A new user of this tenant holding the given global and root-group policies."""
+        username = username or f"user{next(_numbers)}"
+        user = get_user_model().objects.create_user(username, password="correct horse battery staple")
+        Membership.objects.create(tenant=self.tenant, user=user)
+        for action in global_policies:
+            access.grant_global(self.tenant, action, user=user)
+        for action in root_policies:
+            access.grant(self.root, action, user=user)
+        return user
+
+    def admin(self, username: str | None = None):
+        """A member holding every global policy and every policy on the root group."""
+        return self.member(username, global_policies=access.GLOBAL_ACTIONS, root_policies=access.COMPONENT_ACTIONS)
+
+
+def token_client(user) -> APIClient:
+    """An API client that sends a fresh API token of ``user``."""
+    _, secret = ApiToken.issue(user, "tests")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    return client
+
+
+@pytest.fixture
+def tenant_a(db) -> TenantWorld:
+    return TenantWorld("Acme")
+
+
+@pytest.fixture
+def tenant_b(db) -> TenantWorld:
+    return TenantWorld("Globex")
+
+
+@pytest.fixture
+def admin_a(tenant_a):
+    return tenant_a.admin("alice")
+
+
+@pytest.fixture
+def api_a(admin_a) -> APIClient:
+    """An API client of an administrator of tenant A."""
+    return token_client(admin_a)
