@@ -11,20 +11,15 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import signal
 import sys
-import threading
-from dataclasses import replace
 from pathlib import Path
 
 from engine.components import ComponentRegistry, default_registry
 from engine.docs import render_components
 from engine.flow import FlowDefinitionError, check_flow, load_flow
-from engine.node import NodeConfig, StandaloneNode
+from engine.run import RunError, add_run_arguments, run_node
 
 __all__ = ["main"]
-
-log = logging.getLogger("engine")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -32,14 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m engine", description="Flowsite's dataflow engine.")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run a flow on this machine until SIGTERM or SIGINT")
-    run.add_argument("--flow", type=Path, help="the flow definition (JSON, optionally gzip); without it, the "
-                                               "flow saved in the data directory resumes")
-    run.add_argument("--data-dir", type=Path, required=True, help="the node's data directory")
-    run.add_argument("--config", type=Path, help="node settings (JSON: repository sections and 'runtime')")
-    run.add_argument("--parameter", action="append", default=[], metavar="NAME=VALUE",
-                     help="set a parameter of the flow's parameter contexts (repeatable)")
-    run.add_argument("--status-interval", type=float, metavar="SECONDS",
-                     help="seconds between status lines in the log (default 60)")
+    add_run_arguments(run)
     run.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR (default INFO)")
     validate = commands.add_parser("validate", help="list every problem of a flow definition")
     validate.add_argument("flow", type=Path)
@@ -60,43 +48,12 @@ def main(argv: list[str] | None = None) -> int:
 def _run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        config = NodeConfig.from_file(args.config) if args.config else NodeConfig()
-        if args.status_interval is not None:
-            config = NodeConfig(config.storage, replace(config.runtime, status_log_interval=args.status_interval))
-        parameters = dict(_pair(text) for text in args.parameter)
-    except ValueError as error:
+        run_node(args.data_dir, args.flow, config=args.config, parameter=args.parameter,
+                 status_interval=args.status_interval, name=args.data_dir.resolve().name)
+    except RunError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    node = StandaloneNode(args.data_dir, config)
-    try:
-        problems = node.load_flow(args.flow, parameters)
-    except FlowDefinitionError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    except (FileNotFoundError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    for problem in problems:
-        log.warning("flow problem: %s", problem)
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
-    failures = node.start()
-    log.info("running %s from %s; %d component(s) could not start", node.flow.root.name or "the flow",
-             args.flow or node.flow_path, len(failures))
-    log.info("%s", node.controller.status_line())
-    stop.wait()
-    log.info("stopping")
-    node.stop()
-    log.info("stopped cleanly")
     return 0
-
-
-def _pair(text: str) -> tuple[str, str]:
-    name, separator, value = text.partition("=")
-    if not separator or not name:
-        raise ValueError(f"--parameter expects NAME=VALUE, not {text!r}")
-    return name, value
 
 
 def _validate(path: Path) -> int:

@@ -96,6 +96,7 @@ INSTALLED_APPS = [
     "flowsite.flows",
     "flowsite.api",
     "flowsite.portal",
+    "workers",
 ]
 
 MIDDLEWARE = [

@@ -1,0 +1,33 @@
+# One image for every Flowsite process: web (daphne, the default command), jobs (celery) and
+# nodes (manage.py runnode). compose.yaml sets the command of each service.
+FROM python:3.11-slim-bookworm
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1
+
+# Java 17 runs Spark's JVM under PySpark; procps gives Spark's launch scripts `ps`. The slim image
+# has no man directories, which the JRE's alternatives links expect.
+RUN mkdir -p /usr/share/man/man1 \
+    && apt-get update \
+    && apt-get install -y --no-install-recommends openjdk-17-jre-headless procps \
+    && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /app
+COPY requirements.txt .
+RUN pip install -r requirements.txt
+
+COPY . .
+# The keys only let the production settings load; collectstatic signs nothing.
+RUN FLOWSITE_ENV=production SECRET_KEY=build-time-only FLOWSITE_SENSITIVE_KEY=build-time-only \
+    python manage.py collectstatic --noinput
+
+# Nodes keep their repositories in /data (a volume per node); the image's files stay root's.
+RUN groupadd --system --gid 10001 flowsite \
+    && useradd --system --uid 10001 --gid flowsite --create-home --shell /usr/sbin/nologin flowsite \
+    && mkdir /data && chown flowsite:flowsite /data
+USER flowsite
+
+EXPOSE 8000
+CMD ["daphne", "-b", "0.0.0.0", "-p", "8000", "flowsite.asgi:application"]

@@ -1,0 +1,86 @@
+"""Running one node in the foreground until SIGTERM or SIGINT.
+
+``python -m engine run`` and the control plane's ``manage.py runnode`` share this: both take
+the options ``add_run_arguments`` defines and hand them to ``run_node``, which recovers the data
+directory, starts the components in their saved states, logs a status line periodically and,
+on the signal, stops the flow, checkpoints the repositories and returns.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import threading
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from engine.node import NodeConfig, StandaloneNode
+
+__all__ = ["RunError", "add_run_arguments", "run_node"]
+
+log = logging.getLogger("engine")
+
+
+class RunError(Exception):
+    """The node cannot start: bad settings, a broken flow or no flow at all; the message says why."""
+
+
+def add_run_arguments(parser: argparse.ArgumentParser) -> None:
+    """Add the options of running a node: --flow, --data-dir, --config, --parameter, --status-interval."""
+    parser.add_argument("--flow", type=Path, help="the flow definition (JSON, optionally gzip); without it, the "
+                                                  "flow saved in the data directory resumes")
+    parser.add_argument("--data-dir", type=Path, required=True, help="the node's data directory")
+    parser.add_argument("--config", type=Path, help="node settings (JSON: repository sections and 'runtime')")
+    parser.add_argument("--parameter", action="append", default=[], metavar="NAME=VALUE",
+                        help="set a parameter of the flow's parameter contexts (repeatable)")
+    parser.add_argument("--status-interval", type=float, metavar="SECONDS",
+                        help="seconds between status lines in the log (default 60)")
+
+
+def run_node(data_dir: Path, flow: Path | None = None, *, config: Path | None = None, parameter: Sequence[str] = (),
+             status_interval: float | None = None, name: str = "node") -> None:
+    """Run the node over ``data_dir`` until SIGTERM or SIGINT, then stop it cleanly.
+
+    The arguments are those of ``add_run_arguments`` (``parameter`` holds ``NAME=VALUE`` texts);
+    ``name`` identifies the node in the log. Raises RunError when the node cannot start.
+    """
+    node = StandaloneNode(data_dir, _node_config(config, status_interval))
+    try:
+        problems = node.load_flow(flow, _parameters(parameter))
+    except (FileNotFoundError, ValueError) as error:  # FlowDefinitionError is a ValueError
+        raise RunError(str(error)) from None
+    for problem in problems:
+        log.warning("%s: flow problem: %s", name, problem)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    failures = node.start()
+    log.info("%s: running %s from %s; %d component(s) could not start", name, node.flow.root.name or "the flow",
+             flow or node.flow_path, len(failures))
+    log.info("%s: %s", name, node.controller.status_line())
+    stop.wait()
+    log.info("%s: stopping", name)
+    node.stop()
+    log.info("%s: stopped cleanly", name)
+
+
+def _node_config(path: Path | None, status_interval: float | None) -> NodeConfig:
+    try:
+        config = NodeConfig.from_file(path) if path else NodeConfig()
+    except (OSError, ValueError) as error:
+        raise RunError(str(error)) from None
+    if status_interval is not None:
+        config = NodeConfig(config.storage, replace(config.runtime, status_log_interval=status_interval))
+    return config
+
+
+def _parameters(texts: Sequence[str]) -> dict[str, str]:
+    parameters = {}
+    for text in texts:
+        name, separator, value = text.partition("=")
+        if not separator or not name:
+            raise RunError(f"--parameter expects NAME=VALUE, not {text!r}")
+        parameters[name] = value
+    return parameters

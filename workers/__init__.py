@@ -1,0 +1,1 @@
+"""The glue between the control plane and the engine: the node process (``manage.py runnode``)."""
