@@ -1,0 +1,87 @@
+"""scripts/up runs the platform (web, node, jobs) against the servers it is given, with the
+demo tenant and flow; scripts/down stops it. Run as a user would, in a scratch .local folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import psycopg
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def scratch_database():
+    """A database of its own on the test server (dropped afterwards); yields its URL."""
+    base = os.environ["DATABASE_URL"]
+    name = f"flowsite_up_{os.getpid()}"
+    admin_url = base.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin_url, autocommit=True) as connection:
+        connection.execute(f'drop database if exists "{name}"')
+        connection.execute(f'create database "{name}"')
+    yield base.rsplit("/", 1)[0] + "/" + name
+    with psycopg.connect(admin_url, autocommit=True) as connection:
+        connection.execute(f'drop database if exists "{name}" with (force)')
+
+
+def _get(url: str, token: str | None = None):
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"} if token else {})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return response.status, response.read()
+
+
+def test_up_runs_the_platform_and_down_stops_it(scratch_database, tmp_path):
+    port = _free_port()
+    local = tmp_path / "local"
+    env = {**os.environ, "DATABASE_URL": scratch_database, "REDIS_URL": os.environ["REDIS_URL"],
+           "FLOWSITE_PORT": str(port), "FLOWSITE_LOCAL_DIR": str(local)}
+    up = subprocess.run(["scripts/up"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    try:
+        assert up.returncode == 0, up.stdout + up.stderr
+        assert f"http://127.0.0.1:{port}/" in up.stdout
+        password = re.search(r"log in as: admin / (\S+)", up.stdout).group(1)
+
+        status, _ = _get(f"http://127.0.0.1:{port}/healthz")
+        assert status == 200
+        login = subprocess.run(
+            [str(REPO / ".venv/bin/python"), "manage.py", "shell", "-c",
+             "from django.contrib.auth import authenticate; from flowsite.api.models import ApiToken;"
+             f"user = authenticate(username='admin', password={password!r}); assert user is not None;"
+             "print(ApiToken.issue(user, 'setup test')[1])"],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+        assert login.returncode == 0, login.stderr
+        token = login.stdout.strip().splitlines()[-1]
+        status, body = _get(f"http://127.0.0.1:{port}/api/v1/tenants", token)
+        tenants = json.loads(body)["results"]
+        assert [t["slug"] for t in tenants] == ["demo"]
+        status, body = _get(f"http://127.0.0.1:{port}/api/v1/process-groups/{tenants[0]['rootGroupId']}"
+                            "/process-groups", token)
+        assert json.loads(body)["count"] == 1
+
+        output = local / "demo" / "output"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(list(output.glob("hello-*.txt"))) < 3:
+            time.sleep(0.2)
+        assert sorted(p.name for p in output.glob("hello-*.txt")) == ["hello-1.txt", "hello-2.txt", "hello-3.txt"]
+        for name in ("web", "node-1", "jobs"):
+            assert (local / "run" / f"{name}.pid").exists()
+    finally:
+        down = subprocess.run(["scripts/down"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert down.returncode == 0, down.stdout + down.stderr
+    assert not list((local / "run").glob("*.pid"))
+    with pytest.raises(OSError):
+        _get(f"http://127.0.0.1:{port}/healthz")
