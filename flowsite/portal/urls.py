@@ -2,10 +2,31 @@
 
 from django.urls import path
 
-from flowsite.portal import views
+from flowsite.portal.views import auth, connections, endpoints, groups, processors, tenants, tokens
 
 app_name = "portal"
 
 urlpatterns = [
-    path("", views.home, name="home"),
+    path("", tenants.home, name="home"),
+    path("login/", auth.LoginView.as_view(), name="login"),
+    path("logout/", auth.LogoutView.as_view(), name="logout"),
+    path("tenant", tenants.switch, name="switch-tenant"),
+
+    path("groups/<uuid:pk>/", groups.detail, name="group"),
+    path("groups/<uuid:pk>/groups", groups.create_child, name="group-create-child"),
+    path("groups/<uuid:pk>/delete", groups.delete, name="group-delete"),
+    path("groups/<uuid:pk>/processors/new", processors.new, name="processor-new"),
+    path("groups/<uuid:pk>/connections/new", connections.new, name="connection-new"),
+    path("groups/<uuid:pk>/funnels", endpoints.new_funnel, name="funnel-new"),
+    path("groups/<uuid:pk>/ports", endpoints.new_port, name="port-new"),
+
+    path("processors/<uuid:pk>/", processors.detail, name="processor"),
+    path("processors/<uuid:pk>/delete", processors.delete, name="processor-delete"),
+    path("connections/<uuid:pk>/", connections.detail, name="connection"),
+    path("connections/<uuid:pk>/delete", connections.delete, name="connection-delete"),
+    path("funnels/<uuid:pk>/delete", endpoints.delete_funnel, name="funnel-delete"),
+    path("ports/<uuid:pk>/delete", endpoints.delete_port, name="port-delete"),
+
+    path("tokens/", tokens.index, name="tokens"),
+    path("tokens/<uuid:pk>/revoke", tokens.revoke, name="token-revoke"),
 ]

@@ -14,14 +14,13 @@ from rest_framework import exceptions, status
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 
-from flowsite.api import filters
+from flowsite.api import changes, filters
 from flowsite.api.errors import Conflict
-from flowsite.api.lookup import access_for, component_or_404, require_global
+from flowsite.api.lookup import access_for, component_or_404
 from flowsite.api.serializers.connections import ConnectionSerializer
 from flowsite.api.serializers.groups import FunnelSerializer, PortSerializer, ProcessGroupSerializer
-from flowsite.api.serializers.processors import ProcessorSerializer, RunStatusSerializer, processor_class
+from flowsite.api.serializers.processors import ProcessorSerializer, RunStatusSerializer
 from flowsite.flows import access as policies
-from flowsite.flows.definition import delete_subtree, subtree_ids
 from flowsite.flows.models import Component, Connection, Funnel, Kind, Port, ProcessGroup, Processor
 from flowsite.flows.revisions import lock_for_change
 from flowsite.flows.validation import component_problems
@@ -51,13 +50,6 @@ def _revision_from_query(request) -> tuple[int | None, str]:
     return version, client_id
 
 
-def check_restricted(request, group: ProcessGroup, type_name: str) -> None:
-    cls = processor_class(type_name)
-    if cls is not None and cls.restricted:
-        require_global(request, group.tenant, policies.USE_RESTRICTED,
-                       f"use {cls.type_name}, a restricted component ({', '.join(cls.restricted)})")
-
-
 class ComponentDetail(GenericAPIView):
     """Read, update or delete one component."""
 
@@ -81,14 +73,7 @@ class ComponentDetail(GenericAPIView):
         self._component = component = self.component(policies.MODIFY)
         serializer = self.get_serializer(component, data=request.data, partial=True)
         serializer.is_valid(raise_exception=True)
-        revision = serializer.validated_data.get("revision")
-        if revision is None:
-            raise exceptions.ValidationError({"revision": "an update names the revision it is based on"})
-        with transaction.atomic():
-            lock_for_change(component, revision.get("version"), revision.get("clientId"),
-                            request.user.get_username())
-            self.check_update(component, serializer.validated_data)
-            serializer.save()
+        changes.update(request, component, serializer)
         return Response(self.get_serializer(component).data)
 
     def patch(self, request, pk):
@@ -97,32 +82,9 @@ class ComponentDetail(GenericAPIView):
     @extend_schema(parameters=_REVISION_PARAMETERS, responses={204: None})
     def delete(self, request, pk):
         self._component = component = self.component(policies.MODIFY)
-        if component.parent_id is not None and not access_for(request, component.tenant).can(component.parent,
-                                                                                               policies.MODIFY):
-            raise exceptions.PermissionDenied("you may not modify the group this component is in")
         version, client_id = _revision_from_query(request)
-        with transaction.atomic():
-            lock_for_change(component, version, client_id, request.user.get_username())
-            self.check_delete(component)
-            self.remove(component)
+        changes.delete(request, component, version, client_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
-
-    def check_update(self, component, data: dict) -> None:
-        """Raise when ``component`` cannot take this change in its present state."""
-        if getattr(component, "scheduled_state", None) == "RUNNING":
-            raise Conflict(f"{component} is running: stop it before changing it")
-
-    def check_delete(self, component) -> None:
-        """Raise when ``component`` cannot be deleted in its present state."""
-        if getattr(component, "scheduled_state", None) == "RUNNING":
-            raise Conflict(f"{component} is running: stop it before deleting it")
-        joined = Connection.objects.filter(source=component.pk) | Connection.objects.filter(destination=component.pk)
-        if joined.exists():
-            names = ", ".join(sorted(str(c.pk) for c in joined))
-            raise Conflict(f"{component} is connected (connections {names}): delete its connections first")
-
-    def remove(self, component) -> None:
-        component.delete()
 
 
 class ChildList(GenericAPIView):
@@ -158,14 +120,9 @@ class ChildList(GenericAPIView):
         self._group = self.group(policies.MODIFY)
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        self.check_create(serializer.validated_data)
-        with transaction.atomic():
-            component = serializer.save()
+        component = changes.create(request, self._group, serializer)
         data = self.get_serializer(component).data
         return Response(data, status=status.HTTP_201_CREATED, headers={"Location": data["uri"]})
-
-    def check_create(self, data: dict) -> None:
-        """Raise when the component may not be created."""
 
 
 # ---------------------------------------------------------------------------- process groups
@@ -175,25 +132,6 @@ class ProcessGroupDetail(ComponentDetail):
 
     model = ProcessGroup
     serializer_class = ProcessGroupSerializer
-
-    def check_update(self, group, data):
-        pass
-
-    def check_delete(self, group):
-        if group.parent_id is None:
-            raise Conflict("the root group of a tenant cannot be deleted")
-        inside = subtree_ids(group.pk)
-        running = Processor.objects.filter(parent__in=inside, scheduled_state="RUNNING")
-        if running.exists():
-            raise Conflict(f"{running.count()} processor(s) inside the group are running: stop them first")
-        outside = (Connection.objects.filter(source__parent__in=inside) |
-                   Connection.objects.filter(destination__parent__in=inside)).exclude(parent__in=inside)
-        if outside.exists():
-            raise Conflict("connections outside the group lead to its ports ("
-                           + ", ".join(sorted(str(c.pk) for c in outside)) + "): delete them first")
-
-    def remove(self, group):
-        delete_subtree(group)
 
 
 class ProcessGroupChildren(ChildList):
@@ -212,10 +150,6 @@ class ProcessorDetail(ComponentDetail):
     model = Processor
     serializer_class = ProcessorSerializer
 
-    def check_update(self, processor, data):
-        super().check_update(processor, data)
-        check_restricted(self.request, processor.parent, processor.type)
-
 
 class ProcessorList(ChildList):
     """Processors of a group."""
@@ -223,9 +157,6 @@ class ProcessorList(ChildList):
     model = Processor
     serializer_class = ProcessorSerializer
     filterset_class = filters.ProcessorFilter
-
-    def check_create(self, data):
-        check_restricted(self.request, self._group, data["type"])
 
 
 class ProcessorRunStatus(GenericAPIView):
@@ -262,12 +193,6 @@ class ConnectionDetail(ComponentDetail):
 
     model = Connection
     serializer_class = ConnectionSerializer
-
-    def check_update(self, connection, data):
-        pass
-
-    def check_delete(self, connection):
-        pass
 
 
 class ConnectionList(ChildList):

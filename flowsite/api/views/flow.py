@@ -8,9 +8,9 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from flowsite.api.changes import check_restricted
 from flowsite.api.lookup import component_or_404
 from flowsite.api.serializers.groups import ProcessGroupSerializer
-from flowsite.api.views.components import check_restricted
 from flowsite.flows import access as policies
 from flowsite.flows.definition import Identity, export_group, import_group, parse_definition
 from flowsite.flows.models import ProcessGroup

@@ -1,0 +1,100 @@
+"""Creating, updating and deleting components once their serializer has validated the request:
+the rules a change must pass besides the serializer's (using restricted components, modifying
+the enclosing group, the component's run state, its revision) and the change itself. The REST
+API and the portal both change components through here; a refused change raises the API's
+exceptions (ValidationError, PermissionDenied, Conflict, StaleRevisionError)."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from rest_framework import exceptions
+
+from flowsite.api.errors import Conflict
+from flowsite.api.lookup import access_for, require_global
+from flowsite.api.serializers.processors import ProcessorSerializer, processor_class
+from flowsite.flows import access as policies
+from flowsite.flows.definition import delete_subtree, subtree_ids
+from flowsite.flows.models import Component, Connection, Kind, ProcessGroup, Processor
+from flowsite.flows.revisions import lock_for_change
+
+
+def check_restricted(request, group: ProcessGroup, type_name: str) -> None:
+    """Raise 403 when ``type_name`` is a restricted component and the user may not use those."""
+    cls = processor_class(type_name)
+    if cls is not None and cls.restricted:
+        require_global(request, group.tenant, policies.USE_RESTRICTED,
+                       f"use {cls.type_name}, a restricted component ({', '.join(cls.restricted)})")
+
+
+def create(request, group: ProcessGroup, serializer) -> Component:
+    """Create in ``group`` the component a validated ``serializer`` (built with ``group`` in its
+    context) describes."""
+    if isinstance(serializer, ProcessorSerializer):
+        check_restricted(request, group, serializer.validated_data["type"])
+    with transaction.atomic():
+        return serializer.save()
+
+
+def update(request, component: Component, serializer) -> Component:
+    """Apply the change a validated ``serializer`` of ``component`` holds, if the revision it
+    names is current."""
+    revision = serializer.validated_data.get("revision")
+    if revision is None:
+        raise exceptions.ValidationError({"revision": "an update names the revision it is based on"})
+    with transaction.atomic():
+        lock_for_change(component, revision.get("version"), revision.get("clientId"), request.user.get_username())
+        check_update(request, component)
+        serializer.save()
+    return component
+
+
+def delete(request, component: Component, version: int | None, client_id: str) -> None:
+    """Delete ``component`` (a group with everything inside it), if the revision (``version``,
+    ``client_id``) is current."""
+    if component.parent_id is not None and not access_for(request, component.tenant).can(component.parent,
+                                                                                           policies.MODIFY):
+        raise exceptions.PermissionDenied("you may not modify the group this component is in")
+    with transaction.atomic():
+        lock_for_change(component, version, client_id, request.user.get_username())
+        check_delete(component)
+        if component.kind == Kind.PROCESS_GROUP:
+            delete_subtree(component)
+        else:
+            component.delete()
+
+
+def check_update(request, component: Component) -> None:
+    """Raise when ``component`` cannot be changed in its present state, or by this user."""
+    if getattr(component, "scheduled_state", None) == "RUNNING":
+        raise Conflict(f"{component} is running: stop it before changing it")
+    if component.kind == Kind.PROCESSOR:
+        check_restricted(request, component.parent, component.type)
+
+
+def check_delete(component: Component) -> None:
+    """Raise when ``component`` cannot be deleted in its present state."""
+    if component.kind == Kind.PROCESS_GROUP:
+        _check_group_delete(component)
+        return
+    if component.kind == Kind.CONNECTION:
+        return
+    if getattr(component, "scheduled_state", None) == "RUNNING":
+        raise Conflict(f"{component} is running: stop it before deleting it")
+    joined = Connection.objects.filter(source=component.pk) | Connection.objects.filter(destination=component.pk)
+    if joined.exists():
+        names = ", ".join(sorted(str(c.pk) for c in joined))
+        raise Conflict(f"{component} is connected (connections {names}): delete its connections first")
+
+
+def _check_group_delete(group: ProcessGroup) -> None:
+    if group.parent_id is None:
+        raise Conflict("the root group of a tenant cannot be deleted")
+    inside = subtree_ids(group.pk)
+    running = Processor.objects.filter(parent__in=inside, scheduled_state="RUNNING")
+    if running.exists():
+        raise Conflict(f"{running.count()} processor(s) inside the group are running: stop them first")
+    outside = (Connection.objects.filter(source__parent__in=inside) |
+               Connection.objects.filter(destination__parent__in=inside)).exclude(parent__in=inside)
+    if outside.exists():
+        raise Conflict("connections outside the group lead to its ports ("
+                       + ", ".join(sorted(str(c.pk) for c in outside)) + "): delete them first")

@@ -1,0 +1,1 @@
+"""Portal pages, one module per kind of page."""
