@@ -61,12 +61,14 @@ def dependencies_met(descriptor: PropertyDescriptor, context: ConfigurationConte
 
 
 def validate_properties(
-    component_type: Any, properties: Mapping[str, str | None], services: ServiceLookup | None = None
+    component_type: Any, properties: Mapping[str, str | None], services: ServiceLookup | None = None,
+    *, node_local: bool = True,
 ) -> list[ValidationProblem]:
     """Every problem with ``properties`` as a configuration of ``component_type`` (a processor or
     controller-service class): unknown and missing properties, values outside the allowed ones,
     values the validators refuse, malformed expressions, and service references to nothing, to
-    a service of the wrong kind or to a disabled one."""
+    a service of the wrong kind or to a disabled one. With ``node_local=False`` the validators
+    that look at the node's own files are skipped (validation away from the node)."""
     descriptors, problems = component_descriptors(component_type, properties)
     context = ConfigurationContext(descriptors, properties, services)
     for name, descriptor in descriptors.items():
@@ -77,14 +79,15 @@ def validate_properties(
             if descriptor.required:
                 problems.append(ValidationProblem(name, "is required"))
             continue
-        problem = _check_value(descriptor, value, context, services)
+        problem = _check_value(descriptor, value, context, services, node_local)
         if problem is not None:
             problems.append(ValidationProblem(name, problem))
     return problems
 
 
 def _check_value(
-    descriptor: PropertyDescriptor, value: str, context: ConfigurationContext, services: ServiceLookup | None
+    descriptor: PropertyDescriptor, value: str, context: ConfigurationContext, services: ServiceLookup | None,
+    node_local: bool,
 ) -> str | None:
     if descriptor.service is not None:
         return _check_service(descriptor, value, services)
@@ -104,6 +107,8 @@ def _check_value(
     if allowed and value not in allowed:
         return f"is {value!r}, which is not one of the allowed values: {', '.join(allowed)}"
     for validator in descriptor.validators:
+        if not node_local and getattr(validator, "node_local", False):
+            continue
         problem = validator(value, context)
         if problem is not None:
             return problem

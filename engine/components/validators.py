@@ -18,8 +18,15 @@ if TYPE_CHECKING:
 __all__ = [
     "NON_EMPTY", "INTEGER", "POSITIVE_INTEGER", "NON_NEGATIVE_INTEGER", "NUMBER", "BOOLEAN", "TIME_PERIOD",
     "DATA_SIZE", "REGEX", "PORT", "URL", "CHARACTER_SET", "ATTRIBUTE_NAME", "CRON", "DIRECTORY_EXISTS",
-    "FILE_EXISTS", "integer_range",
+    "FILE_EXISTS", "integer_range", "node_local",
 ]
+
+
+def node_local(validator: Validator) -> Validator:
+    """Marks a validator that looks at the node's own surroundings (its files): a node runs it,
+    validation elsewhere (the control plane, which does not share the node's disks) skips it."""
+    validator.node_local = True  # type: ignore[attr-defined]
+    return validator
 
 
 def NON_EMPTY(value: str, context: ValidationContext) -> Optional[str]:
@@ -135,11 +142,13 @@ def CRON(value: str, context: ValidationContext) -> Optional[str]:
     return None
 
 
+@node_local
 def DIRECTORY_EXISTS(value: str, context: ValidationContext) -> Optional[str]:
     """An existing directory."""
     return None if Path(value).is_dir() else f"directory {value!r} does not exist"
 
 
+@node_local
 def FILE_EXISTS(value: str, context: ValidationContext) -> Optional[str]:
     """An existing file."""
     return None if Path(value).is_file() else f"file {value!r} does not exist"

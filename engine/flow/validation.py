@@ -121,8 +121,10 @@ def resolved_properties(
     return properties, problems
 
 
-def check_flow(flow: FlowDefinition, registry: ComponentRegistry | None = None) -> list[FlowProblem]:
-    """Every problem of ``flow`` (see the module docstring)."""
+def check_flow(flow: FlowDefinition, registry: ComponentRegistry | None = None, *,
+               node_local: bool = True) -> list[FlowProblem]:
+    """Every problem of ``flow`` (see the module docstring). ``node_local=False`` skips the checks
+    that look at the node's own files, for validation away from the node."""
     registry = registry or default_registry()
     index = FlowIndex(flow)
     resolver = ParameterResolver(flow.parameter_contexts)
@@ -146,9 +148,9 @@ def check_flow(flow: FlowDefinition, registry: ComponentRegistry | None = None) 
             outgoing.setdefault(connection.source.id, set()).update(connection.selected_relationships)
             incoming.add(connection.destination.id)
         for service in group.controller_services:
-            problems += _check_service(service, index, registry, resolver)
+            problems += _check_service(service, index, registry, resolver, node_local)
         for processor in group.processors:
-            problems += _check_processor(processor, index, registry, resolver, outgoing, incoming)
+            problems += _check_processor(processor, index, registry, resolver, outgoing, incoming, node_local)
     return problems
 
 
@@ -164,7 +166,7 @@ def load_and_check(source: Any, registry: ComponentRegistry | None = None) -> tu
 
 def _check_processor(
     config: ProcessorConfig, index: FlowIndex, registry: ComponentRegistry, resolver: ParameterResolver,
-    outgoing: dict[str, set[str]], incoming: set[str],
+    outgoing: dict[str, set[str]], incoming: set[str], node_local: bool = True,
 ) -> list[FlowProblem]:
     problems = []
     try:
@@ -191,7 +193,7 @@ def _check_processor(
     problems += _parameter_flow_problems(config, parameter_problems)
     problems += _sensitivity_problems(config, cls, group, resolver)
     services = FlowServices(index, registry, group.identifier)
-    for problem in validate_properties(cls, properties, services):
+    for problem in validate_properties(cls, properties, services, node_local=node_local):
         problems.append(FlowProblem(json_path(config.path, "properties", problem.subject) if problem.subject
                                     else config.path, str(problem), fatal=False))
     relationships = {r.name for r in cls.relationships_for(properties)}
@@ -238,7 +240,7 @@ def _parameter_flow_problems(config: ComponentConfig, problems: list[tuple[str, 
 
 
 def _check_service(config: ServiceConfig, index: FlowIndex, registry: ComponentRegistry,
-                   resolver: ParameterResolver) -> list[FlowProblem]:
+                   resolver: ParameterResolver, node_local: bool = True) -> list[FlowProblem]:
     try:
         cls = registry.service(config.type)
     except UnknownComponentTypeError:
@@ -250,7 +252,7 @@ def _check_service(config: ServiceConfig, index: FlowIndex, registry: ComponentR
     problems = _parameter_flow_problems(config, parameter_problems)
     problems += _sensitivity_problems(config, cls, group, resolver)
     services = FlowServices(index, registry, group.identifier)
-    for problem in validate_properties(cls, properties, services):
+    for problem in validate_properties(cls, properties, services, node_local=node_local):
         problems.append(FlowProblem(json_path(config.path, "properties", problem.subject) if problem.subject
                                     else config.path, str(problem), fatal=False))
     return problems

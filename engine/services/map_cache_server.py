@@ -36,6 +36,7 @@ LRU = "Least Recently Used"
 FIFO = "First In, First Out"
 
 
+@v.node_local
 def _directory_usable(value: str, context) -> str | None:
     path = Path(value)
     if path.exists() and not path.is_dir():

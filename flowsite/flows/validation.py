@@ -1,7 +1,8 @@
 """Validation of a tenant's components by the engine itself: the tenant's flow is exported as a
 flow definition (instance identifiers) and checked by ``engine.flow.validation.check_flow``,
-the same code a node runs before it starts a component. Each problem is traced back to the
-component (and property) its JSON path points into."""
+the same code a node runs before it starts a component, less the checks of the node's own files
+(which the web tier cannot see). Each problem is traced back to the component (and property)
+its JSON path points into."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ def tenant_problems(tenant) -> dict[uuid.UUID, list[Problem]]:
     except FlowDefinitionError as error:  # a stored flow the schema refuses: report it on the root
         return {root.pk: [Problem(str(problem)) for problem in error.problems]}
     found: dict[uuid.UUID, list[Problem]] = {}
-    for problem in check_flow(flow):
+    for problem in check_flow(flow, node_local=False):
         component_id, rest = _locate(document["flowContents"], problem.path.removeprefix("$.flowContents"))
         match = _PROPERTY.match(rest)
         name = None

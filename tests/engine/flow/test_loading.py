@@ -216,3 +216,12 @@ def test_a_flow_in_nifi_2_format_loads_unchanged():
     assert problems == []
     generate = next(definition.processors())
     assert generate.scheduling_period == "1 min" and generate.name == "Generate"
+
+
+def test_checks_of_the_nodes_own_files_are_skipped_away_from_the_node(tmp_path):
+    missing = str(tmp_path / "not-there")
+    document = flow(processors=[processor("list", "ListFile", {"Input Directory": missing},
+                                          auto_terminate=["success"])])
+    on_node = [p.message for p in check_flow(load_flow(document))]
+    assert on_node == [f"'Input Directory' directory {missing!r} does not exist"]
+    assert check_flow(load_flow(document), node_local=False) == []
