@@ -91,5 +91,6 @@ def exception_handler(error: Exception, context: dict) -> Response | None:
     if not isinstance(code, str):
         code = "error"
     message = str(error.detail) if isinstance(error, exceptions.APIException) else str(error)
-    response.data = error_body(response.status_code, code, message, getattr(error, "problems", None))
+    problems = [{"path": "$", "message": message}] if isinstance(error, exceptions.ParseError) else None
+    response.data = error_body(response.status_code, code, message, getattr(error, "problems", problems))
     return response
