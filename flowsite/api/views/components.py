@@ -59,8 +59,10 @@ def check_restricted(request, group: ProcessGroup, type_name: str) -> None:
 
 
 class ComponentDetail(GenericAPIView):
-    """Read, update or delete one component."""
+    """Read, update or delete one component; PUT, like PATCH, changes the fields it names."""
 
+    checks_revisions = True
+    partial_updates = True
     model: type[Component]
 
     def component(self, action: str):
@@ -231,6 +233,7 @@ class ProcessorList(ChildList):
 class ProcessorRunStatus(GenericAPIView):
     """Start, stop or disable a processor (its design-time run state; nodes follow it)."""
 
+    checks_revisions = True
     serializer_class = RunStatusSerializer
 
     @extend_schema(request=RunStatusSerializer, responses=ProcessorSerializer)

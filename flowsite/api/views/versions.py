@@ -102,6 +102,7 @@ class VersionRevert(GenericAPIView):
     """Make the group match a committed version (components kept by identifier, sensitive values
     kept where the version leaves them out)."""
 
+    checks_revisions = True
     serializer_class = RevertSerializer
 
     @extend_schema(request=RevertSerializer, responses=ProcessGroupSerializer)
