@@ -66,7 +66,8 @@ def build_flow(world) -> Flow:
     funnel = Funnel.objects.create(tenant=tenant, parent=root, name="funnel")
     in_port = Port.objects.create(tenant=tenant, parent=child, name="in", kind=Kind.INPUT_PORT)
     out_port = Port.objects.create(tenant=tenant, parent=child, name="out", kind=Kind.OUTPUT_PORT)
-    FlowVersion.objects.create(group=child, number=1, comment="first", definition=export_group(child, Identity.VERSIONED))
+    FlowVersion.objects.create(group=child, number=1, comment="first",
+                               definition=export_group(child, Identity.VERSIONED))
     return Flow(root, child, gen, log, spare, put, conn, funnel, in_port, out_port)
 
 

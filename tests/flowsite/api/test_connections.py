@@ -38,7 +38,8 @@ def test_a_connection_joins_two_components_of_the_group(post):
 def test_an_unknown_relationship_is_400_naming_the_sources_relationships(post):
     refused = assert_error(post("spare", "funnel", ["success", "bogus", "other"]), 400, "invalid")
     assert problems_by_path(refused) == {"$.selectedRelationships": (
-        "'spare' has no relationship 'bogus' (it has: success) | 'spare' has no relationship 'other' (it has: success)")}
+        "'spare' has no relationship 'bogus' (it has: success) | "
+        "'spare' has no relationship 'other' (it has: success)")}
 
 
 def test_a_connection_from_a_processor_selects_a_relationship(post):

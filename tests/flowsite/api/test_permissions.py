@@ -22,8 +22,8 @@ from rest_framework.test import APIClient
 
 from flowsite.api.models import ApiToken
 from flowsite.flows import access
-from flowsite.flows.models import ParameterContext
 from flowsite.flows.access import MODIFY, OPERATE, USE_RESTRICTED, VIEW
+from flowsite.flows.models import ParameterContext
 from tests.flowsite.api.support import API, assert_error, build_flow, fill, snapshot
 from tests.flowsite.conftest import token_client
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 
 import pytest
-from django.db import close_old_connections
+from django.db import connections
 
 from flowsite.api.views import components
 from flowsite.flows.models import Processor
@@ -108,7 +108,7 @@ def _race(requests: list) -> list:
             barrier.wait()
             results[index] = request()
         finally:
-            close_old_connections()
+            connections.close_all()  # the thread's own connections
 
     threads = [threading.Thread(target=run, args=(i, r)) for i, r in enumerate(requests)]
     for thread in threads:
