@@ -154,3 +154,13 @@ def test_chained_changes_of_one_client_in_flight_together_both_apply(tenant_a, m
     assert processor.version == 3
     assert processor.name == "renamed" and processor.properties == {"File Size": "2 KB"}
     assert processor.comments == "start"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_commits_get_consecutive_numbers(tenant_a):
+    flow = build_flow(tenant_a)
+    clients = [token_client(tenant_a.admin()) for _ in range(3)]
+    url = f"{API}process-groups/{flow.child.pk}/versions"
+    responses = _race([lambda c=c: c.post(url, {"comment": "concurrent"}, format="json") for c in clients])
+    assert sorted(r.status_code for r in responses) == [201, 201, 201]
+    assert sorted(r.json()["number"] for r in responses) == [2, 3, 4]  # version 1 is build_flow's
