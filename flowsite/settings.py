@@ -179,6 +179,8 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": ["flowsite.api.parsers.JSONParser"],
+    "DEFAULT_METADATA_CLASS": "flowsite.api.metadata.Metadata",
     "DEFAULT_PAGINATION_CLASS": "flowsite.api.pagination.Pagination",
     "PAGE_SIZE": 100,
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],

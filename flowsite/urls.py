@@ -11,3 +11,5 @@ urlpatterns = [
     path("healthz", healthz, name="healthz"),
     path("", include("flowsite.portal.urls")),
 ]
+
+handler404 = "flowsite.api.errors.not_found"

@@ -13,7 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404
+from django.http import Http404, JsonResponse
+from django.views.defaults import page_not_found
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -91,5 +92,13 @@ def exception_handler(error: Exception, context: dict) -> Response | None:
     if not isinstance(code, str):
         code = "error"
     message = str(error.detail) if isinstance(error, exceptions.APIException) else str(error)
-    response.data = error_body(response.status_code, code, message, getattr(error, "problems", None))
+    problems = [{"path": "$", "message": message}] if isinstance(error, exceptions.ParseError) else None
+    response.data = error_body(response.status_code, code, message, getattr(error, "problems", problems))
     return response
+
+
+def not_found(request, exception=None):
+    """The answer to a path no route matches: the error shape under /api/, the site's page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(error_body(404, "not_found", f"nothing at {request.path}"), status=404)
+    return page_not_found(request, exception)

@@ -47,6 +47,7 @@ from flowsite.flows.models import (
     Processor,
 )
 from flowsite.flows.secrets import current_key
+from flowsite.flows.storable import storage_problems
 
 __all__ = ["Identity", "delete_subtree", "export_group", "import_group", "replace_contents", "sensitive_names",
            "subtree_ids",
@@ -75,8 +76,8 @@ _KNOWN_KEYS = {
         "backPressureDataSizeThreshold", "flowFileExpiration", "prioritizers", "loadBalanceStrategy",
         "partitioningAttribute", "loadBalanceCompression"},
 }
-_CONTEXT_KEYS = {"name", "description", "parameters", "inheritedParameterContexts", "identifier",
-                 "instanceIdentifier"}
+_CONTEXT_KEYS = {"name", "description", "parameters", "inheritedParameterContexts", "instanceIdentifier"}
+_PARAMETER_KEYS = {"name", "value", "sensitive", "description"}
 _DOCUMENT_KEYS = {"flowContents", "rootGroup", "parameterContexts", "flowEncodingVersion"}
 
 #: Design-time run states as flow definitions write them (NiFi says ENABLED for stopped).
@@ -207,7 +208,7 @@ class _Exporter:
 
     def endpoint(self, component: Component) -> dict[str, Any]:
         return {"id": self.ident(component), "type": component.kind, "groupId": self.ident(component.parent),
-                "name": component.name}
+                "name": component.name, "comments": component.comments}
 
     def connection(self, connection: Connection, group_ident: str) -> dict[str, Any]:
         document = self.common(connection, Kind.CONNECTION, group_ident)
@@ -235,8 +236,9 @@ class _Exporter:
                 continue
             parameters = []
             for parameter in sorted(context.parameters, key=lambda p: p["name"]):
-                entry = {"name": parameter["name"], "description": parameter.get("description", ""),
-                         "sensitive": bool(parameter.get("sensitive"))}
+                entry = {k: v for k, v in parameter.items() if k not in _PARAMETER_KEYS}
+                entry.update(name=parameter["name"], description=parameter.get("description", ""),
+                             sensitive=bool(parameter.get("sensitive")))
                 value = parameter.get("value")
                 if entry["sensitive"] and value is not None:
                     value = (key.open(value, parameter_context_binding(context, parameter["name"]))
@@ -265,9 +267,10 @@ def export_group(group: ProcessGroup, identity: Identity = Identity.VERSIONED) -
 
 def parse_definition(source: Any) -> FlowDefinition:
     """Load and check a flow definition (text, bytes or a parsed object); raises
-    FlowDefinitionError listing every fatal problem with its JSON path."""
+    FlowDefinitionError listing every fatal problem (and every value the database cannot store)
+    with its JSON path."""
     flow = load_flow(source)
-    fatal = [problem for problem in check_flow(flow) if problem.fatal]
+    fatal = [problem for problem in check_flow(flow) if problem.fatal] + storage_problems(flow)
     if fatal:
         raise FlowDefinitionError(fatal)
     return flow
@@ -314,6 +317,7 @@ class _Sync:
                       "inherited": list(config.inherited),
                       "extra": {k: v for k, v in config.raw.items() if k not in _CONTEXT_KEYS}})
         known = {parameter["name"] for parameter in context.parameters}
+        raw = {p.get("name"): p for p in config.raw.get("parameters") or () if isinstance(p, dict)}
         added = False
         key = current_key()
         for parameter in config.parameters.values():
@@ -322,8 +326,9 @@ class _Sync:
             value = parameter.value
             if parameter.sensitive and value is not None:
                 value = key.seal(value, parameter_context_binding(context, parameter.name))
-            context.parameters.append({"name": parameter.name, "value": value, "sensitive": parameter.sensitive,
-                                       "description": parameter.description})
+            extra = {k: v for k, v in raw.get(parameter.name, {}).items() if k not in _PARAMETER_KEYS}
+            context.parameters.append({**extra, "name": parameter.name, "value": value,
+                                       "sensitive": parameter.sensitive, "description": parameter.description})
             added = True
         if added or created:
             context.save()
@@ -346,7 +351,8 @@ class _Sync:
         self.touch(group, config.raw, Kind.PROCESS_GROUP)
         group.versioned_id = config.identifier
         group.parameter_context = self.context(config.parameter_context_name)
-        group.default_back_pressure_object_threshold = config.default_back_pressure_object_threshold
+        # 0 or less means no limit; the column holds no negative numbers
+        group.default_back_pressure_object_threshold = max(0, config.default_back_pressure_object_threshold)
         group.default_back_pressure_data_size_threshold = config.default_back_pressure_data_size_threshold
         group.default_flowfile_expiration = config.default_flowfile_expiration
         group.save()
@@ -440,7 +446,7 @@ class _Sync:
                 connection.source = self.by_ident[config.source.id]
                 connection.destination = self.by_ident[config.destination.id]
                 connection.selected_relationships = sorted(config.selected_relationships)
-                connection.back_pressure_object_threshold = config.back_pressure_object_threshold
+                connection.back_pressure_object_threshold = max(0, config.back_pressure_object_threshold)
                 connection.back_pressure_data_size_threshold = config.back_pressure_data_size_threshold
                 connection.flowfile_expiration = config.flowfile_expiration
                 connection.prioritizers = list(config.prioritizers)

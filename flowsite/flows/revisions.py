@@ -43,9 +43,12 @@ def is_current(component: Component, version: int | None, client_id: str | None)
 
 
 def check_revision(component: Component, version: int | None, client_id: str | None) -> Component:
-    """Lock ``component``'s row for the rest of the transaction and check that a change based on
-    (``version``, ``client_id``) may apply; returns the locked row. Raises StaleRevisionError."""
+    """Lock ``component``'s row for the rest of the transaction, reload ``component`` from the
+    database (a change committed since it was read is not overwritten when it is saved) and check
+    that a change based on (``version``, ``client_id``) may apply; returns the locked row. Raises
+    StaleRevisionError."""
     locked = Component.objects.select_for_update().get(pk=component.pk)
+    component.refresh_from_db()
     if not is_current(locked, version, client_id):
         raise StaleRevisionError(component, Revision.of(locked))
     return locked

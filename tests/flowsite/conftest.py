@@ -49,6 +49,12 @@ def token_client(user) -> APIClient:
     return client
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Passwords hashed cheaply: the tests create many users and check no password strength."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def tenant_a(db) -> TenantWorld:
     return TenantWorld("Acme")

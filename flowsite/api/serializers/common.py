@@ -41,6 +41,12 @@ class PositionSerializer(serializers.Serializer):
     x = serializers.FloatField(allow_null=False)
     y = serializers.FloatField(allow_null=False)
 
+    def validate(self, attrs):
+        missing = {name: "This field is required." for name in ("x", "y") if name not in attrs}
+        if missing:  # a partial update would otherwise let one out
+            raise serializers.ValidationError(missing)
+        return attrs
+
 
 class PermissionsSerializer(serializers.Serializer):
     """What the requesting user may do with the component."""

@@ -27,6 +27,11 @@ class EndpointSerializer(serializers.Serializer):
         return {"id": str(component.pk), "type": component.kind, "groupId": str(component.parent_id),
                 "name": component.name}
 
+    def validate(self, attrs):
+        if "id" not in attrs:  # a partial update would otherwise let it out
+            raise serializers.ValidationError({"id": "This field is required."})
+        return attrs
+
 
 def _endpoint_problem(group, component: Component, end: str) -> str | None:
     """Why ``component`` cannot be the ``end`` of a connection in ``group`` (None when it can)."""

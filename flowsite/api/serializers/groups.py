@@ -96,6 +96,13 @@ class ProcessGroupSerializer(ComponentSerializer):
                 setattr(group, field, data[field])
 
 
+class ImportQuerySerializer(serializers.Serializer):
+    """The query of an import."""
+
+    name = serializers.CharField(max_length=500, required=False,
+                                 help_text="Name of the new group (default: the definition's).")
+
+
 class FunnelSerializer(ComponentSerializer):
     """A funnel."""
 

@@ -98,6 +98,11 @@ class ProcessorSerializer(ComponentSerializer):
     def get_validationErrors(self, processor) -> list[dict]:
         return self._problems(processor)
 
+    def validate_properties(self, properties: dict) -> dict:
+        if any("\x00" in name for name in properties):
+            raise serializers.ValidationError("property names cannot hold NUL characters")
+        return properties
+
     def validate_type(self, value: str) -> str:
         if self.instance is not None:
             if value != self.instance.type:

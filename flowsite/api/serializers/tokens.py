@@ -15,8 +15,8 @@ class TokenSerializer(serializers.Serializer):
     createdAt = serializers.DateTimeField(source="created_at", read_only=True)
     expiresAt = serializers.DateTimeField(source="expires_at", required=False, allow_null=True,
                                           help_text="When the token stops working (none: never).")
-    revokedAt = serializers.DateTimeField(source="revoked_at", read_only=True)
-    lastUsedAt = serializers.DateTimeField(source="last_used_at", read_only=True)
+    revokedAt = serializers.DateTimeField(source="revoked_at", read_only=True, allow_null=True)
+    lastUsedAt = serializers.DateTimeField(source="last_used_at", read_only=True, allow_null=True)
     state = serializers.CharField(read_only=True)
 
     def validate_expiresAt(self, value):

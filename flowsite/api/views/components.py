@@ -51,8 +51,10 @@ def _revision_from_query(request) -> tuple[int | None, str]:
 
 
 class ComponentDetail(GenericAPIView):
-    """Read, update or delete one component."""
+    """Read, update or delete one component; PUT, like PATCH, changes the fields it names."""
 
+    checks_revisions = True
+    partial_updates = True
     model: type[Component]
 
     def component(self, action: str):
@@ -162,6 +164,7 @@ class ProcessorList(ChildList):
 class ProcessorRunStatus(GenericAPIView):
     """Start, stop or disable a processor (its design-time run state; nodes follow it)."""
 
+    checks_revisions = True
     serializer_class = RunStatusSerializer
 
     @extend_schema(request=RunStatusSerializer, responses=ProcessorSerializer)

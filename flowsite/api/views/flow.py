@@ -10,7 +10,7 @@ from rest_framework.views import APIView
 
 from flowsite.api.changes import check_restricted
 from flowsite.api.lookup import component_or_404
-from flowsite.api.serializers.groups import ProcessGroupSerializer
+from flowsite.api.serializers.groups import ImportQuerySerializer, ProcessGroupSerializer
 from flowsite.flows import access as policies
 from flowsite.flows.definition import Identity, export_group, import_group, parse_definition
 from flowsite.flows.models import ProcessGroup
@@ -21,7 +21,9 @@ class FlowDefinitionView(APIView):
     Sensitive values are left out; identifiers are versioned ids, so exporting what an import
     made gives the document that was imported."""
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT})
+    @extend_schema(responses={200: OpenApiTypes.OBJECT},
+                   parameters=[OpenApiParameter("download", OpenApiTypes.BOOL, required=False,
+                                                description="Answer as an attachment (a file to save).")])
     def get(self, request, pk):
         group = component_or_404(request, ProcessGroup, pk, policies.VIEW)
         response = Response(export_group(group, Identity.VERSIONED))
@@ -36,16 +38,17 @@ class ImportView(APIView):
     it). Every problem of a malformed definition comes back at once, with its JSON path."""
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={201: ProcessGroupSerializer},
-                   parameters=[OpenApiParameter("name", OpenApiTypes.STR, required=False,
-                                                description="Name of the new group (default: the definition's)")])
+                   parameters=[ImportQuerySerializer])
     def post(self, request, pk):
         parent = component_or_404(request, ProcessGroup, pk, policies.MODIFY)
+        query = ImportQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
         if not isinstance(request.data, dict):
             raise exceptions.ValidationError("the body must be a flow definition (a JSON object)")
         flow = parse_definition(dict(request.data))
         for processor in flow.processors():
             check_restricted(request, parent, processor.type)
         group = import_group(parent, flow, modifier=request.user.get_username(),
-                             name=request.query_params.get("name") or None)
+                             name=query.validated_data.get("name") or None)
         data = ProcessGroupSerializer(group, context={"request": request}).data
         return Response(data, status=status.HTTP_201_CREATED, headers={"Location": data["uri"]})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, ProtectedError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, status
@@ -24,7 +24,6 @@ from flowsite.flows.definition import Identity, export_group, replace_contents, 
 from flowsite.flows.diff import flow_difference
 from flowsite.flows.models import FlowVersion, ProcessGroup, Processor
 from flowsite.flows.revisions import check_revision
-from flowsite.api.errors import Conflict
 
 
 def _version(group: ProcessGroup, number) -> FlowVersion:
@@ -103,6 +102,7 @@ class VersionRevert(GenericAPIView):
     """Make the group match a committed version (components kept by identifier, sensitive values
     kept where the version leaves them out)."""
 
+    checks_revisions = True
     serializer_class = RevertSerializer
 
     @extend_schema(request=RevertSerializer, responses=ProcessGroupSerializer)
@@ -117,6 +117,11 @@ class VersionRevert(GenericAPIView):
             if Processor.objects.filter(parent__in=subtree_ids(group.pk), scheduled_state="RUNNING").exists():
                 raise Conflict("processors of the group are running: stop them before reverting")
             group.last_client_id = revision.get("clientId") or ""
-            replace_contents(group, version.definition, modifier=request.user.get_username())
+            try:
+                replace_contents(group, version.definition, modifier=request.user.get_username())
+            except ProtectedError as error:
+                joined = ", ".join(sorted(str(c.pk) for c in error.protected_objects))
+                raise Conflict("the version leaves out components that connections outside the group lead to "
+                               f"(connections {joined}): delete those connections first") from None
         group.refresh_from_db()
         return Response(ProcessGroupSerializer(group, context={"request": request}).data)
