@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import enum
 import re
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -54,6 +55,8 @@ __all__ = ["Identity", "delete_subtree", "export_group", "import_group", "replac
            "FlowDefinitionError", "FlowProblem"]
 
 ENCODING_VERSION = "1.0"
+_ORDER = ("versioned_id", "id")
+_REPEATED_IDENTIFIER = uuid.UUID("8f3f0a3e-54c1-4b58-9a5e-2f3c9e1d7b10")
 PARAMETER_REFERENCE = re.compile(r"^#\{[^{}]+\}$")
 
 _COMMON_KEYS = {"identifier", "instanceIdentifier", "name", "comments", "position", "componentType",
@@ -119,9 +122,23 @@ def parameter_context_binding(context: ParameterContext, name: str) -> str:
 class _Exporter:
     identity: Identity
     contexts: set[str] = field(default_factory=set)
+    assigned: dict[uuid.UUID, str] = field(default_factory=dict)
+    used: set[str] = field(default_factory=set)
 
     def ident(self, component: Component) -> str:
-        return component.versioned_id if self.identity is Identity.VERSIONED else str(component.id)
+        """The component's identifier in this export. A versioned id met a second time (one
+        definition imported twice below the exported group) gives way to one derived from the
+        instance id, so the document stays importable; components are visited in a fixed order."""
+        if self.identity is Identity.INSTANCE:
+            return str(component.id)
+        ident = self.assigned.get(component.pk)
+        if ident is None:
+            ident = component.versioned_id
+            if ident in self.used:
+                ident = str(uuid.uuid5(_REPEATED_IDENTIFIER, str(component.pk)))
+            self.used.add(ident)
+            self.assigned[component.pk] = ident
+        return ident
 
     def common(self, component: Component, kind: str, group_ident: str | None) -> dict[str, Any]:
         document = {key: value for key, value in component.extra.items() if key not in _KNOWN_KEYS[kind]}
@@ -153,22 +170,23 @@ class _Exporter:
         )
         by_ident = lambda item: item["identifier"]  # noqa: E731
         document["processors"] = sorted((self.processor(p, ident) for p in
-                                         Processor.objects.filter(parent=group)), key=by_ident)
+                                         Processor.objects.filter(parent=group).order_by(*_ORDER)), key=by_ident)
         document["controllerServices"] = sorted((self.service(s, ident) for s in
-                                                 ControllerService.objects.filter(parent=group)), key=by_ident)
-        document["funnels"] = sorted((self.common(f, Kind.FUNNEL, ident) for f in Funnel.objects.filter(parent=group)),
+                                                 ControllerService.objects.filter(parent=group).order_by(*_ORDER)), key=by_ident)
+        document["funnels"] = sorted((self.common(f, Kind.FUNNEL, ident) for f in Funnel.objects.filter(parent=group).order_by(*_ORDER)),
                                      key=by_ident)
-        ports = Port.objects.filter(parent=group)
+        ports = Port.objects.filter(parent=group).order_by(*_ORDER)
         document["inputPorts"] = sorted((self.port(p, ident) for p in ports if p.kind == Kind.INPUT_PORT), key=by_ident)
         document["outputPorts"] = sorted((self.port(p, ident) for p in ports if p.kind == Kind.OUTPUT_PORT),
                                          key=by_ident)
         document["connections"] = sorted(
             (self.connection(c, ident) for c in
-             Connection.objects.filter(parent=group).select_related("source", "destination",
+             Connection.objects.filter(parent=group).order_by(*_ORDER).select_related("source", "destination",
                                                                     "source__parent", "destination__parent")),
             key=by_ident)
         document["processGroups"] = sorted((self.group(child, ident) for child in
-                                            ProcessGroup.objects.filter(parent=group).select_related("parameter_context")),
+                                            ProcessGroup.objects.filter(parent=group).order_by(*_ORDER)
+                                            .select_related("parameter_context")),
                                            key=by_ident)
         return document
 
