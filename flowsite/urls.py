@@ -13,3 +13,4 @@ urlpatterns = [
 ]
 
 handler404 = "flowsite.api.errors.not_found"
+handler500 = "flowsite.api.errors.server_error"

@@ -15,6 +15,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, JsonResponse
 from django.views.defaults import page_not_found
+from django.views.defaults import server_error as site_server_error
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
@@ -102,3 +103,11 @@ def not_found(request, exception=None):
     if request.path.startswith("/api/"):
         return JsonResponse(error_body(404, "not_found", f"nothing at {request.path}"), status=404)
     return page_not_found(request, exception)
+
+
+def server_error(request):
+    """The answer to an unexpected failure: the error shape under /api/, the site's page elsewhere."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(error_body(500, "server_error", "the server failed to answer; the failure is logged"),
+                            status=500)
+    return site_server_error(request)

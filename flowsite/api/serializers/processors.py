@@ -1,5 +1,6 @@
-"""Processor resources: type, properties (validated by the engine's own descriptors and
-validators), scheduling and relationships. Sensitive property values are write-only: answers
+"""Processor resources: type, properties, scheduling and relationships. The engine's own
+descriptors and validators judge the properties: a processor saved with invalid ones reports
+them in ``validationErrors`` and cannot start. Sensitive property values are write-only: answers
 name the sensitive properties that are set, never their values."""
 
 from __future__ import annotations
@@ -147,7 +148,6 @@ class ProcessorSerializer(ComponentSerializer):
         group = self.context["group"]
         cls = processor_class(validated_data["type"])
         processor = Processor(parent=group, tenant=group.tenant, type=validated_data["type"],
-                              name=validated_data.get("name") or cls.type_name,
                               scheduling_period=cls.default_scheduling_period,
                               execution_node="PRIMARY" if cls.primary_node_only else "ALL",
                               auto_terminated=[r.name for r in cls.relationships if r.auto_terminate_default],
@@ -157,6 +157,7 @@ class ProcessorSerializer(ComponentSerializer):
         revision = validated_data.get("revision") or {}
         processor.last_client_id = revision.get("clientId", "")
         self._apply(processor, validated_data)
+        processor.name = processor.name or cls.type_name
         processor.save()
         return processor
 

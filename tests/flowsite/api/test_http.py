@@ -4,6 +4,7 @@ that must be whole even in partial updates."""
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import pytest
@@ -68,3 +69,14 @@ def test_non_finite_numbers_are_refused(api_a, flow_a):
                              '{"revision": {"version": 0}, "position": {"x": 1e400, "y": 0}}',
                              content_type="application/json")
     assert "$.position.x" in problems_by_path(assert_error(response, 400))
+
+
+def test_a_failure_under_the_api_answers_the_error_shape_and_elsewhere_the_site_page():
+    from django.test import RequestFactory
+
+    from flowsite.api.errors import server_error
+
+    api = server_error(RequestFactory().get("/api/v1/tenants"))
+    assert api.status_code == 500 and json.loads(api.content)["code"] == "server_error"
+    page = server_error(RequestFactory().get("/"))
+    assert page.status_code == 500 and page["Content-Type"].startswith("text/html")

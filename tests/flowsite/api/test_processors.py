@@ -193,3 +193,10 @@ def test_a_parameter_reference_in_a_sensitive_property_is_exported(api_a, proces
         "HTTP URL": "https://example.com", "Request Username": "me", "Request Password": "#{password}"})
     exported = api_a.get(f"{API}process-groups/{tenant_a.root.pk}/flow-definition").json()
     assert exported["flowContents"]["processors"][0]["properties"]["Request Password"] == "#{password}"
+
+
+def test_a_processor_created_with_a_blank_name_is_named_after_its_type(api_a, tenant_a):
+    created = api_a.post(f"/api/v1/process-groups/{tenant_a.root.pk}/processors",
+                         {"type": "GenerateFlowFile", "name": ""}, format="json")
+    assert created.status_code == 201
+    assert created.json()["name"] == "GenerateFlowFile"
