@@ -2,13 +2,25 @@
 #
 # ensure_services exports DATABASE_URL and REDIS_URL. Where one is already set, it is used as
 # given. Otherwise the project starts its own server with its data under .local/ (ignored by
-# git): PostgreSQL on port ${FLOWSITE_PG_PORT:-55432}, Redis on ${FLOWSITE_REDIS_PORT:-56379},
-# both on 127.0.0.1 only. Missing Debian packages are installed when the machine allows it.
-# stop_services stops the servers this file started.
+# git), on 127.0.0.1 only: PostgreSQL on port ${FLOWSITE_PG_PORT:-55432}, Redis on
+# ${FLOWSITE_REDIS_PORT:-56379} — or the next free port when another program holds that one (the
+# port chosen is kept in .local/<server>.port). Missing Debian packages are installed when the
+# machine allows it. stop_services stops the servers this file started.
 
 LOCAL_DIR="${FLOWSITE_LOCAL_DIR:-$PWD/.local}"
-PG_PORT="${FLOWSITE_PG_PORT:-55432}"
-REDIS_PORT="${FLOWSITE_REDIS_PORT:-56379}"
+
+port_in_use() {
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# chosen_port NAME DEFAULT: the port recorded for NAME, or the first free one from DEFAULT on.
+chosen_port() {
+    local record="$LOCAL_DIR/$1.port" port="$2"
+    if [ -f "$record" ]; then cat "$record"; return 0; fi
+    while port_in_use "$port"; do port=$((port + 1)); done
+    echo "$port" > "$record"
+    echo "$port"
+}
 
 postgres_bindir() {
     local dir
@@ -45,7 +57,7 @@ postgres_data_dir() {
 }
 
 start_local_postgres() {
-    local bindir data
+    local bindir data PG_PORT
     if ! bindir=$(postgres_bindir); then
         ensure_commands pg_ctlcluster:postgresql || return 1
         bindir=$(postgres_bindir) || { echo "PostgreSQL's initdb was not found after installing postgresql" >&2; return 1; }
@@ -62,10 +74,14 @@ start_local_postgres() {
         as_postgres_user "$bindir/initdb" -D "$data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
     fi
     if ! as_postgres_user "$bindir/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+        rm -f "$LOCAL_DIR/postgres.port"
+        local PG_PORT
+        PG_PORT=$(chosen_port postgres "${FLOWSITE_PG_PORT:-55432}")
         as_postgres_user "$bindir/pg_ctl" -D "$data" -l "$data/server.log" -w -t 60 start \
             -o "-p $PG_PORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=''" >/dev/null \
             || { echo "PostgreSQL did not start; see $data/server.log" >&2; return 1; }
     fi
+    PG_PORT=$(sed -n 4p "$data/postmaster.pid")
     local url="postgres://postgres@127.0.0.1:$PG_PORT/flowsite"
     if ! "$bindir/psql" -h 127.0.0.1 -p "$PG_PORT" -U postgres -tAc "select 1 from pg_database where datname='flowsite'" postgres | grep -q 1; then
         "$bindir/createdb" -h 127.0.0.1 -p "$PG_PORT" -U postgres flowsite
@@ -75,9 +91,13 @@ start_local_postgres() {
 
 start_local_redis() {
     ensure_commands redis-server:redis-server || return 1
-    local dir="$LOCAL_DIR/redis"
+    local dir="$LOCAL_DIR/redis" REDIS_PORT
     mkdir -p "$dir"
-    if ! redis_answers "$REDIS_PORT"; then
+    if [ -f "$dir/redis.pid" ] && kill -0 "$(cat "$dir/redis.pid")" 2>/dev/null && [ -f "$LOCAL_DIR/redis.port" ]; then
+        REDIS_PORT=$(cat "$LOCAL_DIR/redis.port")
+    else
+        rm -f "$LOCAL_DIR/redis.port"
+        REDIS_PORT=$(chosen_port redis "${FLOWSITE_REDIS_PORT:-56379}")
         redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --daemonize yes --dir "$dir" \
             --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --save "" --appendonly no >/dev/null
         local tries=0
