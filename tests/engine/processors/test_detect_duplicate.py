@@ -10,7 +10,7 @@ import pytest
 from engine.processors.detect_duplicate import DetectDuplicate
 from engine.runtime import Outcome
 from engine.testing import ProcessorTestRunner
-from tests.engine.services.conftest import free_port, redis_server  # noqa: F401 - a fixture used by name
+from tests.servers import free_port
 
 
 class MapCacheBackend:

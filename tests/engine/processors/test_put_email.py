@@ -14,7 +14,8 @@ from aiosmtpd.smtp import AuthResult, LoginPassword
 from engine.processors.put_email import PutEmail
 from engine.runtime import Outcome
 from engine.testing import ProcessorTestRunner
-from tests.engine.services.conftest import free_port, make_certificate
+from tests.engine.services.conftest import make_certificate
+from tests.servers import free_port
 
 PLAIN = {"SMTP Socket Factory": "javax.net.SocketFactory"}
 

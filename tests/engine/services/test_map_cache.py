@@ -13,7 +13,8 @@ from engine.services.apis import SSLContextProvider
 from engine.services.map_cache_client import MapCacheClientService
 from engine.services.map_cache_protocol import CacheServerError, read_frame, write_frame
 from engine.services.map_cache_server import MapCache, MapCacheServer
-from tests.engine.services.conftest import free_port, make_certificate
+from tests.engine.services.conftest import make_certificate
+from tests.servers import free_port
 
 
 def start(services, **server_properties):

@@ -19,7 +19,7 @@ from engine.services.redis_map_cache_client import (
     _GET_AND_PUT_IF_ABSENT,
     RedisDistributedMapCacheClientService,
 )
-from tests.engine.services.conftest import RedisServer, free_port
+from tests.servers import RedisServer, free_port
 
 
 def enable(services, address, ttl="0 secs", **pool_properties):
