@@ -16,7 +16,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from engine.cluster.agent import ClusterAgent, ClusterOptions
+from engine.cluster.keys import ClusterKeys
+from engine.cluster.state import ClusterStateProvider
 from engine.node import NodeConfig, StandaloneNode
+from engine.runtime.connectable import NodeRole
+from engine.runtime.state import LocalStateProvider
 
 __all__ = ["RunError", "add_run_arguments", "run_node"]
 
@@ -40,13 +45,30 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_node(data_dir: Path, flow: Path | None = None, *, config: Path | None = None, parameter: Sequence[str] = (),
-             status_interval: float | None = None, name: str = "node") -> None:
+             status_interval: float | None = None, name: str = "node", cluster: ClusterOptions | None = None) -> None:
     """Run the node over ``data_dir`` until SIGTERM or SIGINT, then stop it cleanly.
 
     The arguments are those of ``add_run_arguments`` (``parameter`` holds ``NAME=VALUE`` texts);
-    ``name`` identifies the node in the log. Raises RunError when the node cannot start.
+    ``name`` identifies the node in the log; with ``cluster`` the node joins that cluster (see
+    ``engine.cluster.agent``). Raises RunError when the node cannot start.
     """
-    node = StandaloneNode(data_dir, _node_config(config, status_interval))
+    node_config = _node_config(config, status_interval)
+    agent = None
+    if cluster is None:
+        node = StandaloneNode(data_dir, node_config)
+    else:
+        try:
+            keys = ClusterKeys(cluster.cluster)
+        except ValueError as error:
+            raise RunError(str(error)) from None
+        if cluster.election_max_candidates is not None:
+            node_config = replace(node_config, cluster=replace(
+                node_config.cluster, election_max_candidates=cluster.election_max_candidates))
+        role = NodeRole(clustered=False, primary=True)
+        state = ClusterStateProvider(LocalStateProvider(Path(data_dir) / "state" / "local"), keys)
+        node = StandaloneNode(data_dir, node_config, unseal=cluster.unseal, role=role, cluster_state=state)
+        agent = ClusterAgent(node, cluster.node_id, cluster.redis_url, keys, node_config.cluster, role, state,
+                             cluster.register_commands)
     try:
         problems = node.load_flow(flow, _parameters(parameter))
     except (FileNotFoundError, ValueError) as error:  # FlowDefinitionError is a ValueError
@@ -56,12 +78,18 @@ def run_node(data_dir: Path, flow: Path | None = None, *, config: Path | None = 
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
+    if agent is not None:
+        agent.connect()
     failures = node.start()
+    if agent is not None:
+        agent.start()
     log.info("%s: running %s from %s; %d component(s) could not start", name, node.flow.root.name or "the flow",
              flow or node.flow_path, len(failures))
     log.info("%s: %s", name, node.controller.status_line())
     stop.wait()
     log.info("%s: stopping", name)
+    if agent is not None:
+        agent.stop()
     node.stop()
     log.info("%s: stopped cleanly", name)
 
@@ -72,7 +100,7 @@ def _node_config(path: Path | None, status_interval: float | None) -> NodeConfig
     except (OSError, ValueError) as error:
         raise RunError(str(error)) from None
     if status_interval is not None:
-        config = NodeConfig(config.storage, replace(config.runtime, status_log_interval=status_interval))
+        config = replace(config, runtime=replace(config.runtime, status_log_interval=status_interval))
     return config
 
 

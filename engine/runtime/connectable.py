@@ -75,12 +75,30 @@ class ComponentStateError(RuntimeError):
 class NodeRole:
     """Whether this node is part of a cluster and whether it is the primary node.
 
-    A lone node is its own primary. The cluster agent updates these as elections go.
+    A lone node is its own primary. The cluster agent updates these as elections go, and sets
+    ``primary_until`` (a ``time.monotonic()`` deadline) to the moment its primary lease could
+    expire without renewal: past it the node stops acting as the primary node even if the agent
+    is late to notice, so primary-node-only processors never outlive the lease.
     """
 
     def __init__(self, clustered: bool = False, primary: bool = True) -> None:
         self.is_clustered = clustered
-        self.is_primary = primary
+        self._primary = primary
+        self.primary_until: float | None = None
+
+    @property
+    def appointed(self) -> bool:
+        """Made the primary node (whether or not the lease's deadline has passed)."""
+        return self._primary
+
+    @property
+    def is_primary(self) -> bool:
+        """Acting as the primary node now."""
+        return self._primary and (self.primary_until is None or time.monotonic() < self.primary_until)
+
+    @is_primary.setter
+    def is_primary(self, value: bool) -> None:
+        self._primary = value
 
 
 @dataclass

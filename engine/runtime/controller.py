@@ -37,6 +37,7 @@ from engine.runtime.connectable import (
     Runtime,
     ScheduledState,
 )
+from engine.runtime.flow_update import update_flow
 from engine.runtime.funnels import FunnelNode, PortNode
 from engine.runtime.processor_node import ProcessorNode
 from engine.runtime.scheduler import Scheduler
@@ -127,41 +128,63 @@ class FlowController:
         if any(problem.fatal for problem in problems):
             raise FlowDefinitionError(problems)
         self.flow = flow
+        self._index_groups(flow)
         resolver = ParameterResolver(flow.parameter_contexts)
         for group in flow.groups():
-            self.groups[group.identifier] = group
-            self._parents.setdefault(group.identifier, None)
-            for child in group.process_groups:
-                self._parents[child.identifier] = group.identifier
-        services_dir = self.storage.data_dir / "state" / "services"
-        for group in flow.groups():
-            scope = _ScopedServices(self, group.identifier)
             for config in group.controller_services:
-                cls = self._lookup(self.registry.service, config.type)
-                self.services[config.identifier] = ServiceNode(config, cls, self.runtime, scope, group, resolver,
-                                                               services_dir / config.identifier)
+                self.services[config.identifier] = self._new_service(config, group, resolver)
             for config in group.processors:
-                cls = self._lookup(self.registry.processor, config.type)
-                self.processors[config.identifier] = ProcessorNode(config, cls, self.runtime, scope, group, resolver)
+                self.processors[config.identifier] = self._new_processor(config, group, resolver)
             for config in group.funnels:
                 self.funnels[config.identifier] = FunnelNode(config, self.runtime)
             for config in group.input_ports + group.output_ports:
                 self.ports[config.identifier] = PortNode(config, self.runtime)
         for group in flow.groups():
             for config in group.connections:
-                source = self.connectable(config.source.id)
-                destination = self.connectable(config.destination.id)
-                queue = FlowFileQueue(config.identifier, self._queue_settings(config), self.storage.flowfiles.swap,
-                                      clock=self.clock.time)
-                connection = Connection(config, source, destination, queue)
-                self.connections[config.identifier] = connection
-                source.outgoing.append(connection)
-                destination.incoming.append(connection)
-        for node in self.connectables():
-            node.rewire()
+                self.connections[config.identifier] = self._new_connection(config)
+        self._wire()
         if recovered is not None:
             self._restore(recovered)
         return [problem for problem in problems if not problem.fatal]
+
+    def _index_groups(self, flow: FlowDefinition) -> None:
+        self.groups.clear()
+        self._parents.clear()
+        for group in flow.groups():
+            self.groups[group.identifier] = group
+            self._parents.setdefault(group.identifier, None)
+            for child in group.process_groups:
+                self._parents[child.identifier] = group.identifier
+
+    def _new_service(self, config, group: ProcessGroupConfig, resolver: ParameterResolver) -> ServiceNode:
+        cls = self._lookup(self.registry.service, config.type)
+        return ServiceNode(config, cls, self.runtime, _ScopedServices(self, group.identifier), group, resolver,
+                           self.storage.data_dir / "state" / "services" / config.identifier)
+
+    def _new_processor(self, config, group: ProcessGroupConfig, resolver: ParameterResolver) -> ProcessorNode:
+        cls = self._lookup(self.registry.processor, config.type)
+        return ProcessorNode(config, cls, self.runtime, _ScopedServices(self, group.identifier), group, resolver)
+
+    def _new_connection(self, config, queue: FlowFileQueue | None = None) -> Connection:
+        """A connection of ``config``, over ``queue`` (kept from before) or a new one."""
+        if queue is None:
+            queue = FlowFileQueue(config.identifier, self._queue_settings(config), self.storage.flowfiles.swap,
+                                  clock=self.clock.time)
+        else:
+            queue.update_settings(self._queue_settings(config))
+        return Connection(config, self.connectable(config.source.id), self.connectable(config.destination.id), queue)
+
+    def _wire(self) -> None:
+        """Give every processor, funnel and port its incoming and outgoing connections."""
+        incoming: dict[str, list[Connection]] = {}
+        outgoing: dict[str, list[Connection]] = {}
+        for connection in self.connections.values():
+            outgoing.setdefault(connection.source.identifier, []).append(connection)
+            incoming.setdefault(connection.destination.identifier, []).append(connection)
+        for node in self.connectables():
+            node.incoming = incoming.get(node.identifier, [])
+            node.outgoing = outgoing.get(node.identifier, [])
+            node.rewire()
 
     @staticmethod
     def _lookup(find: Callable[[str], type], name: str) -> type | None:
@@ -199,6 +222,10 @@ class FlowController:
             self.orphans[queue_id] = orphan
             log.warning("%d FlowFile(s) belong to queue %s, which the flow does not have; they are kept untouched",
                         len(orphan), queue_id)
+
+    def update(self, flow: FlowDefinition) -> tuple[list[FlowProblem], list[str]]:
+        """Run ``flow`` instead of the current definition, in place: see ``engine.runtime.flow_update``."""
+        return update_flow(self, flow)
 
     # -- finding things -------------------------------------------------------------------
 
@@ -254,25 +281,56 @@ class FlowController:
         self._maintenance.start()
 
     def start_components(self) -> list[str]:
-        """Enable services and start components as the flow saved them; return what failed, and why."""
+        """Bring every component to the state the flow gives it — enable and disable services,
+        start, stop, enable and disable processors and ports, start funnels — and return what
+        failed, and why."""
         failures = []
         for node in self._services_in_dependency_order():
-            if node.config.scheduled_state == "ENABLED":
+            if node.config.scheduled_state == "ENABLED" and node.state != "ENABLED":
                 try:
                     node.enable()
                 except ComponentStateError as error:
                     failures.append(str(error))
+        wanted = [*self.ports.values(), *self.processors.values()]
+        self.stop_and_wait([node for node in wanted
+                            if node.config.scheduled_state != "RUNNING" and node.state is ScheduledState.RUNNING])
+        for node in wanted:
+            desired = node.config.scheduled_state
+            try:
+                if desired == "RUNNING":
+                    if node.state is ScheduledState.DISABLED:
+                        node.enable()
+                    node.start()
+                elif desired == "DISABLED":
+                    node.disable()
+                else:
+                    node.enable()
+            except ComponentStateError as error:
+                failures.append(str(error))
         for node in self.funnels.values():
             node.start()
-        for node in [*self.ports.values(), *self.processors.values()]:
-            if node.config.scheduled_state == "RUNNING":
-                try:
-                    node.start()
-                except ComponentStateError as error:
-                    failures.append(str(error))
+        for node in reversed(self._services_in_dependency_order()):
+            if node.config.scheduled_state == "DISABLED" and node.state == "ENABLED" and not any(
+                    p.state is ScheduledState.RUNNING for p in self.referencing(node.identifier)):
+                node.disable()
         for failure in failures:
             log.warning("not started: %s", failure)
         return failures
+
+    def stop_and_wait(self, nodes: list[Connectable], timeout: float | None = None) -> None:
+        """Stop ``nodes`` and wait (up to the graceful shutdown period) for their running tasks;
+        terminate the tasks still running then."""
+        timeout = self.config.graceful_shutdown_period if timeout is None else timeout
+        for node in nodes:
+            node.stop()
+        deadline = time.monotonic() + timeout
+        while any(node.active_thread_count for node in nodes) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        for node in nodes:
+            if node.stopping:
+                log.warning("%s still runs %d task(s) after %g s; terminating them", node.describe(),
+                            node.active_thread_count, timeout)
+                node.terminate()
 
     def _services_in_dependency_order(self) -> list[ServiceNode]:
         ordered: list[ServiceNode] = []
@@ -295,19 +353,8 @@ class FlowController:
         """Stop every component, wait (up to the graceful period) for running tasks, disable the
         services and stop the threads. The flow's saved states are left as they were, so a
         restart resumes them."""
-        timeout = self.config.graceful_shutdown_period if timeout is None else timeout
         self._stop.set()
-        nodes = self.connectables()
-        for node in nodes:
-            node.stop()
-        deadline = time.monotonic() + timeout
-        while any(node.active_thread_count for node in nodes) and time.monotonic() < deadline:
-            time.sleep(0.01)
-        for node in nodes:
-            if node.stopping:
-                log.warning("%s still runs %d task(s) after %g s; terminating them", node.describe(),
-                            node.active_thread_count, timeout)
-                node.terminate()
+        self.stop_and_wait(self.connectables(), timeout)
         for node in reversed(self._services_in_dependency_order()):
             node.disable()
         self.scheduler.stop(timeout=1.0)
@@ -411,7 +458,7 @@ class FlowController:
 
     def set_primary(self, is_primary: bool) -> None:
         """This node became (or stopped being) the primary node."""
-        if self.runtime.role.is_primary == is_primary:
+        if self.runtime.role.appointed == is_primary:
             return
         self.runtime.role.is_primary = is_primary
         for node in self.processors.values():

@@ -12,13 +12,6 @@ from engine.cluster.keys import ClusterKeys
 
 
 @pytest.fixture
-def client(redis_server):
-    connection = redis.Redis(host="127.0.0.1", port=redis_server.port)
-    yield connection
-    connection.close()
-
-
-@pytest.fixture
 def listeners(redis_server):
     started = []
 

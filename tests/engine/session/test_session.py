@@ -1,5 +1,3 @@
-import io
-
 import pytest
 
 from engine.provenance.event import ProvenanceEventType as E

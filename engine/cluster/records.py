@@ -1,0 +1,189 @@
+"""What Redis holds about the cluster's nodes, and how to read and change it.
+
+- ``heartbeat:<node>`` (JSON, expiring): a ``Heartbeat``, written by the node itself;
+- ``nodes`` (hash of JSON): a ``NodeRecord`` per node — its connection state and why, written by
+  the coordinator and, for an operator's request, by the control plane;
+- ``lock:<role>``: ``<node> <token>`` of the role's holder.
+
+``ClusterView`` reads all of it at once (the control plane's list of nodes); ``request_disconnect``,
+``request_reconnect`` and ``remove_node`` are the operator's actions.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import redis
+
+from engine.cluster.keys import ROLES, ClusterKeys
+
+__all__ = ["ClusterView", "Heartbeat", "NodeRecord", "NodeState", "NodeStateError", "NodeView", "read_holder",
+           "remove_node", "request_disconnect", "request_reconnect"]
+
+
+class NodeState(str, enum.Enum):
+    """A node's connection to the cluster (NiFi's NodeConnectionState)."""
+
+    CONNECTING = "CONNECTING"
+    CONNECTED = "CONNECTED"
+    DISCONNECTING = "DISCONNECTING"
+    DISCONNECTED = "DISCONNECTED"
+
+
+class NodeStateError(Exception):
+    """An operator's action that the node's state does not allow (the message says why)."""
+
+
+@dataclass
+class Heartbeat:
+    """What a node says of itself every heartbeat interval."""
+
+    node: str
+    address: str = ""
+    started_at: float = 0.0
+    sent_at: float = 0.0
+    flow_fingerprint: str = ""
+    flow_version: str = ""
+    deploy_id: str = ""
+    active_threads: int = 0
+    queued_count: int = 0
+    queued_bytes: int = 0
+    #: The node took note of an operator's disconnection (it holds no role and runs no deployment).
+    disconnected: bool = False
+    #: Why the node stays out of the cluster on its own account (it refused the cluster's flow).
+    refused: str = ""
+
+    def encode(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def decode(cls, raw: bytes | str) -> Heartbeat:
+        data = json.loads(raw)
+        known = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
+        return cls(**known)
+
+
+@dataclass
+class NodeRecord:
+    """A node's entry in the ``nodes`` hash."""
+
+    node: str
+    state: NodeState = NodeState.CONNECTING
+    reason: str = ""
+    changed_at: float = field(default_factory=time.time)
+    #: Set by an operator's disconnection: the node stays out until an operator reconnects it.
+    by_operator: bool = False
+
+    def encode(self) -> str:
+        return json.dumps({**asdict(self), "state": self.state.value})
+
+    @classmethod
+    def decode(cls, raw: bytes | str) -> NodeRecord:
+        data = json.loads(raw)
+        return cls(data["node"], NodeState(data["state"]), data.get("reason", ""), float(data.get("changed_at", 0)),
+                   bool(data.get("by_operator")))
+
+
+def read_holder(client: redis.Redis, keys: ClusterKeys, role: str) -> tuple[str, int] | None:
+    """The node holding ``role`` and its fencing token, or None."""
+    raw = client.get(keys.lock(role))
+    if not raw:
+        return None
+    node, _, token = (raw.decode() if isinstance(raw, bytes) else raw).partition(" ")
+    return node, int(token or 0)
+
+
+@dataclass
+class NodeView:
+    """One node as the control plane shows it."""
+
+    node: str
+    state: str
+    reason: str
+    changed_at: float
+    roles: list[str]
+    heartbeat: Heartbeat | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"node": self.node, "state": self.state, "reason": self.reason, "changed_at": self.changed_at,
+                "roles": self.roles, "heartbeat": asdict(self.heartbeat) if self.heartbeat else None}
+
+
+class ClusterView:
+    """A snapshot of the cluster's nodes: records, heartbeats and roles (raises redis.RedisError
+    when Redis cannot be reached)."""
+
+    def __init__(self, client: redis.Redis, keys: ClusterKeys) -> None:
+        records = {(k.decode() if isinstance(k, bytes) else k): NodeRecord.decode(v)
+                   for k, v in client.hgetall(keys.nodes).items()}
+        heartbeat_keys = sorted(client.scan_iter(match=keys.heartbeat_pattern, count=500))
+        beats = client.mget(heartbeat_keys) if heartbeat_keys else []
+        heartbeats = {}
+        for raw in beats:
+            if raw:
+                beat = Heartbeat.decode(raw)
+                heartbeats[beat.node] = beat
+        holders = {role: read_holder(client, keys, role) for role in ROLES}
+        self.nodes: dict[str, NodeView] = {}
+        for node in sorted(set(records) | set(heartbeats)):
+            record = records.get(node) or NodeRecord(node, NodeState.CONNECTING, "heartbeat received")
+            roles = [role for role, holder in holders.items() if holder and holder[0] == node]
+            self.nodes[node] = NodeView(node, record.state.value, record.reason, record.changed_at, roles,
+                                        heartbeats.get(node))
+
+    def connected(self) -> list[str]:
+        """The nodes in state CONNECTED."""
+        return [node for node, view in self.nodes.items() if view.state == NodeState.CONNECTED.value]
+
+
+def _change(client: redis.Redis, keys: ClusterKeys, node: str, change) -> NodeRecord:
+    """Apply ``change(record) -> record`` to a node's record atomically (optimistic, retried)."""
+    with client.pipeline() as pipe:
+        while True:
+            try:
+                pipe.watch(keys.nodes)
+                raw = pipe.hget(keys.nodes, node)
+                if raw is None and not pipe.exists(keys.heartbeat(node)):
+                    raise NodeStateError(f"no node {node!r} in the cluster")
+                record = NodeRecord.decode(raw) if raw else NodeRecord(node)
+                record = change(record)
+                pipe.multi()
+                if record is None:
+                    pipe.hdel(keys.nodes, node)
+                else:
+                    pipe.hset(keys.nodes, node, record.encode())
+                pipe.execute()
+                return record
+            except redis.WatchError:
+                continue
+
+
+def request_disconnect(client: redis.Redis, keys: ClusterKeys, node: str, reason: str = "disconnected by an operator") -> NodeRecord:
+    """Ask a node to leave the cluster: DISCONNECTING until the node acknowledges, then DISCONNECTED."""
+    def change(record: NodeRecord) -> NodeRecord:
+        if record.state is NodeState.DISCONNECTED:
+            raise NodeStateError(f"node {node!r} is already disconnected")
+        return NodeRecord(node, NodeState.DISCONNECTING, reason, time.time(), by_operator=True)
+    return _change(client, keys, node, change)
+
+
+def request_reconnect(client: redis.Redis, keys: ClusterKeys, node: str) -> NodeRecord:
+    """Let a disconnected node connect again (CONNECTING; CONNECTED once it runs the cluster's flow)."""
+    def change(record: NodeRecord) -> NodeRecord:
+        if record.state in (NodeState.CONNECTED, NodeState.CONNECTING):
+            raise NodeStateError(f"node {node!r} is {record.state.value.lower()}, not disconnected")
+        return NodeRecord(node, NodeState.CONNECTING, "reconnect requested by an operator", time.time())
+    return _change(client, keys, node, change)
+
+
+def remove_node(client: redis.Redis, keys: ClusterKeys, node: str) -> None:
+    """Forget a disconnected node (refused for a node in any other state)."""
+    def change(record: NodeRecord) -> None:
+        if record.state is not NodeState.DISCONNECTED:
+            raise NodeStateError(f"node {node!r} is {record.state.value.lower()}; disconnect it before removing it")
+        return None
+    _change(client, keys, node, change)
