@@ -1,8 +1,10 @@
-"""One node of the control plane: the engine's standalone node, run under a node id.
+"""One node of the control plane: the engine's node, run under a node id, in a cluster.
 
-In this form the node is standalone and primary, as ``python -m engine run`` is. It differs in
-one way: a new data directory without ``--flow`` starts with an empty flow instead of refusing
-to start, so a freshly deployed node comes up idle and waits for a flow.
+The node joins the cluster named by ``FLOWSITE_CLUSTER`` through the Redis at ``REDIS_URL``
+(``engine.cluster.agent``); with no Redis reachable it runs standalone, as the primary node,
+and joins when Redis answers. ``--standalone`` keeps it out of any cluster. A new data directory
+without ``--flow`` starts with an empty flow instead of refusing to start, so a freshly deployed
+node comes up idle and takes the cluster's flow.
 """
 
 from __future__ import annotations
@@ -12,16 +14,14 @@ import logging
 import re
 from pathlib import Path
 
+from engine.cluster.agent import ClusterOptions
+from engine.cluster.bundle import EMPTY_FLOW
 from engine.node import FLOW_FILE, save_flow
 from engine.run import run_node
 
-__all__ = ["EMPTY_FLOW", "node_id", "run"]
+__all__ = ["node_id", "run"]
 
 log = logging.getLogger(__name__)
-
-#: What a node runs before it is given a flow: a root group with nothing in it.
-EMPTY_FLOW = {"flowEncodingVersion": "1.0", "flowContents": {"identifier": "root", "name": "root"},
-              "parameterContexts": {}}
 
 _NODE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
 
@@ -35,12 +35,14 @@ def node_id(text: str) -> str:
     return text
 
 
-def run(node: str, data_dir: Path, flow: Path | None = None, **options) -> None:
-    """Run node ``node`` over ``data_dir`` until SIGTERM or SIGINT; ``options`` are those of
-    ``engine.run.run_node``, which raises RunError when the node cannot start."""
+def run(node: str, data_dir: Path, flow: Path | None = None, *, cluster: ClusterOptions | None = None,
+        **options) -> None:
+    """Run node ``node`` over ``data_dir`` until SIGTERM or SIGINT, in ``cluster`` if given;
+    ``options`` are those of ``engine.run.run_node``, which raises RunError when the node cannot
+    start."""
     log.info("node %s: data directory %s", node, data_dir)
     if flow is None and not (data_dir / FLOW_FILE).exists():
         log.info("node %s: no flow yet, starting with an empty one", node)
         data_dir.mkdir(parents=True, exist_ok=True)
         save_flow(data_dir / FLOW_FILE, EMPTY_FLOW)
-    run_node(data_dir, flow, name=node, **options)
+    run_node(data_dir, flow, name=node, cluster=cluster, **options)

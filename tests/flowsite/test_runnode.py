@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
-import signal
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -15,41 +12,16 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from engine.testing.flows import connection, flow, processor
+from tests.processes import OutputProcess
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-class NodeProcess:
-    """``manage.py runnode`` in a subprocess, its combined output collected line by line."""
+class NodeProcess(OutputProcess):
+    """``manage.py runnode --standalone`` in a subprocess."""
 
     def __init__(self, *args: str) -> None:
-        self.process = subprocess.Popen([sys.executable, "manage.py", "runnode", *args], cwd=REPO_ROOT,
-                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.lines: list[str] = []
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-
-    def _read(self) -> None:
-        for line in self.process.stdout:
-            self.lines.append(line)
-
-    @property
-    def output(self) -> str:
-        return "".join(self.lines)
-
-    def wait_for_output(self, text: str, timeout: float = 60) -> None:
-        deadline = time.monotonic() + timeout
-        while text not in self.output:
-            if time.monotonic() > deadline or self.process.poll() is not None:
-                raise AssertionError(f"no {text!r} in the output:\n{self.output}")
-            time.sleep(0.05)
-
-    def terminate(self) -> int:
-        """Send SIGTERM, wait for the exit and return its status."""
-        self.process.send_signal(signal.SIGTERM)
-        status = self.process.wait(timeout=60)
-        self._reader.join(timeout=10)
-        return status
+        super().__init__([sys.executable, "manage.py", "runnode", "--standalone", *args], REPO_ROOT)
 
 
 def wait_for_files(directory: Path, count: int, timeout: float = 60) -> None:

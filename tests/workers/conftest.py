@@ -1,0 +1,22 @@
+"""Fixtures of the node tests: a cluster of real node processes on a private redis-server."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.workers.cluster import Cluster
+
+
+@pytest.fixture
+def cluster_factory(tmp_path, redis_server):
+    """Make clusters (each with its own name) over the test's redis-server; stops every node after."""
+    made = []
+
+    def make(name: str = "test", **settings) -> Cluster:
+        cluster = Cluster(tmp_path / name, redis_server.port, name, **settings)
+        made.append(cluster)
+        return cluster
+
+    yield make
+    for cluster in made:
+        cluster.stop_all()

@@ -1,0 +1,86 @@
+"""What a node answers on its command stream: status and control of the flow it runs.
+
+``NodeCommands`` registers one handler per command kind with a ``CommandListener``. Each handler
+works on the node's current ``FlowController`` (asked anew for every command, as a deployment
+replaces it) and returns plain data; an error — an unknown component, a processor that cannot
+start, no flow running — is raised with a message the requester shows as the node's error.
+
+| kind | args | result |
+|---|---|---|
+| ``status`` | ``group_id`` (optional) | ``FlowStatus.as_dict()``; with ``group_id``: ``{"node", "group"}`` |
+| ``processor.start``/``stop``/``enable``/``disable`` | ``id`` | ``{"id", "run_status"}`` |
+| ``processor.terminate`` | ``id`` | ``{"id", "terminated"}`` |
+| ``queue.empty`` | ``id``, ``requester`` | ``{"id", "dropped"}`` |
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any, Callable
+
+from engine.cluster.bus import Command, CommandListener
+from engine.runtime.controller import FlowController
+
+__all__ = ["NoFlowError", "NodeCommands"]
+
+
+class NoFlowError(RuntimeError):
+    """The node runs no flow (it is starting, or between two flows)."""
+
+
+class NodeCommands:
+    """The command handlers of node ``node_id``; ``controller()`` gives the controller of the
+    flow the node runs, or None while it runs none."""
+
+    def __init__(self, controller: Callable[[], FlowController | None], node_id: str) -> None:
+        self._controller = controller
+        self.node_id = node_id
+
+    def register(self, listener: CommandListener) -> None:
+        """Answer this node's commands on ``listener``."""
+        listener.register("status", self.status)
+        listener.register("processor.start", self._processor_action(FlowController.start_processor))
+        listener.register("processor.stop", self._processor_action(FlowController.stop_processor))
+        listener.register("processor.enable", self._processor_action(FlowController.enable_processor))
+        listener.register("processor.disable", self._processor_action(FlowController.disable_processor))
+        listener.register("processor.terminate", self.terminate)
+        listener.register("queue.empty", self.empty_queue)
+
+    def controller(self) -> FlowController:
+        """The running flow's controller; raises NoFlowError when there is none."""
+        controller = self._controller()
+        if controller is None:
+            raise NoFlowError(f"node {self.node_id} runs no flow at the moment")
+        return controller
+
+    def status(self, command: Command) -> dict[str, Any]:
+        controller = self.controller()
+        group_id = command.args.get("group_id")
+        if group_id:
+            group = controller.group_status(str(group_id))
+            return {"node": asdict(controller.status().node), "group": asdict(group)}
+        return controller.status().as_dict()
+
+    def _processor_action(self, action: Callable[[FlowController, str], Any]) -> Callable[[Command], dict[str, Any]]:
+        def handle(command: Command) -> dict[str, Any]:
+            controller = self.controller()
+            identifier = _identifier(command)
+            action(controller, identifier)
+            return {"id": identifier, "run_status": controller.processor(identifier).run_status()}
+        return handle
+
+    def terminate(self, command: Command) -> dict[str, Any]:
+        identifier = _identifier(command)
+        return {"id": identifier, "terminated": self.controller().terminate_processor(identifier)}
+
+    def empty_queue(self, command: Command) -> dict[str, Any]:
+        identifier = _identifier(command)
+        requester = str(command.args.get("requester") or "an operator")
+        return {"id": identifier, "dropped": self.controller().drop_queue(identifier, requester)}
+
+
+def _identifier(command: Command) -> str:
+    identifier = command.args.get("id")
+    if not identifier or not isinstance(identifier, str):
+        raise ValueError(f"command {command.kind} needs the component's 'id'")
+    return identifier
