@@ -26,6 +26,7 @@ ENVIRONMENT_VARIABLES = {
     "CSRF_TRUSTED_ORIGINS": "comma-separated origins (with scheme) trusted for unsafe requests",
     "DATABASE_URL": "PostgreSQL URL, e.g. postgres://user:password@host:5432/flowsite",
     "REDIS_URL": "Redis URL for coordination, the Channels layer and the Celery broker",
+    "FLOWSITE_CLUSTER": "name of the cluster of nodes the control plane talks to (default: default)",
     "CELERY_BROKER_URL": "overrides the Celery broker (default: REDIS_URL, database 1)",
     "SPARK_MASTER": "Spark master for the Spark-backed processors (default local[*])",
     "SECURE_SSL_REDIRECT": "redirect plain HTTP to HTTPS in production (default true)",
@@ -96,6 +97,7 @@ INSTALLED_APPS = [
     "flowsite.flows",
     "flowsite.api",
     "flowsite.portal",
+    "flowsite.cluster",
     "workers",
 ]
 
@@ -139,6 +141,10 @@ if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
     raise ImproperlyConfigured("DATABASE_URL must name a PostgreSQL database (postgres://...)")
 
 REDIS_URL = _env("REDIS_URL", "redis://127.0.0.1:6379/0")
+#: The cluster whose nodes this control plane deploys to (the prefix of its Redis keys).
+FLOWSITE_CLUSTER = _env("FLOWSITE_CLUSTER", "default")
+if any(ch in FLOWSITE_CLUSTER for ch in ": \t\n"):
+    raise ImproperlyConfigured(f"FLOWSITE_CLUSTER={FLOWSITE_CLUSTER!r}: a cluster name has no ':' and no spaces")
 
 CHANNEL_LAYERS = {
     "default": {

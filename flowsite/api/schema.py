@@ -25,7 +25,8 @@ class AutoSchema(openapi.AutoSchema):
     paths carry the parent's id, which would otherwise read as a single object); POST to them
     creates (201). Views whose changes name a revision say so with ``checks_revisions = True``
     (a stale one is a 409), views whose PUT changes only the fields it names with
-    ``partial_updates = True``. Every operation documents its error answers."""
+    ``partial_updates = True``. Every operation documents its error answers, and those a view
+    names in ``extra_error_statuses`` (409 for a state conflict, 503 when the cluster is away)."""
 
     def _is_list_view(self, serializer=None) -> bool:
         if self.method == "GET" and getattr(self.view, "lists_on_get", False):
@@ -58,4 +59,7 @@ class AutoSchema(openapi.AutoSchema):
             statuses.append(409)
         if self.method in ("PUT", "PATCH", "POST"):
             statuses += [413, 415]
-        return statuses
+        extra = getattr(self.view, "extra_error_statuses", ())
+        if self.method == "GET":
+            extra = tuple(code for code in extra if code != 409)
+        return sorted(set(statuses) | set(extra))

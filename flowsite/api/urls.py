@@ -4,6 +4,7 @@ from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from flowsite.api.views import catalogue, components, flow, tenants, tokens, versions
+from flowsite.cluster.api import views as cluster
 
 app_name = "api"
 
@@ -39,8 +40,19 @@ urlpatterns = [
 
     path("processors/<uuid:pk>", components.ProcessorDetail.as_view(), name="processor"),
     path("processors/<uuid:pk>/run-status", components.ProcessorRunStatus.as_view(), name="processor-run-status"),
+    path("processors/<uuid:pk>/terminate", cluster.ProcessorTerminate.as_view(), name="processor-terminate"),
     path("connections/<uuid:pk>", components.ConnectionDetail.as_view(), name="connection"),
+    path("connections/<uuid:pk>/empty", cluster.ConnectionEmpty.as_view(), name="connection-empty"),
     path("funnels/<uuid:pk>", components.FunnelDetail.as_view(), name="funnel"),
     path("input-ports/<uuid:pk>", components.InputPortDetail.as_view(), name="input-port"),
     path("output-ports/<uuid:pk>", components.OutputPortDetail.as_view(), name="output-port"),
+
+    path("cluster/nodes", cluster.NodeList.as_view(), name="cluster-nodes"),
+    path("cluster/nodes/<str:node>", cluster.NodeDetail.as_view(), name="cluster-node"),
+    path("cluster/nodes/<str:node>/disconnect", cluster.NodeDisconnect.as_view(), name="cluster-node-disconnect"),
+    path("cluster/nodes/<str:node>/reconnect", cluster.NodeReconnect.as_view(), name="cluster-node-reconnect"),
+    path("cluster/deployments", cluster.DeploymentList.as_view(), name="cluster-deployments"),
+    path("cluster/deployments/<str:deploy_id>", cluster.DeploymentDetail.as_view(), name="cluster-deployment"),
+    path("flow/status", cluster.FlowStatus.as_view(), name="flow-status"),
+    path("process-groups/<uuid:pk>/status", cluster.GroupStatus.as_view(), name="process-group-status"),
 ]

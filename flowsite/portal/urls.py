@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from flowsite.portal.views import auth, connections, endpoints, groups, processors, tenants, tokens
+from flowsite.portal.views import auth, cluster, connections, endpoints, groups, processors, tenants, tokens
 
 app_name = "portal"
 
@@ -26,6 +26,11 @@ urlpatterns = [
     path("connections/<uuid:pk>/delete", connections.delete, name="connection-delete"),
     path("funnels/<uuid:pk>/delete", endpoints.delete_funnel, name="funnel-delete"),
     path("ports/<uuid:pk>/delete", endpoints.delete_port, name="port-delete"),
+
+    path("cluster/", cluster.index, name="cluster"),
+    path("cluster/deploy", cluster.deploy, name="cluster-deploy"),
+    path("cluster/nodes/<str:node>/disconnect", cluster.disconnect, name="cluster-disconnect"),
+    path("cluster/nodes/<str:node>/reconnect", cluster.reconnect, name="cluster-reconnect"),
 
     path("tokens/", tokens.index, name="tokens"),
     path("tokens/<uuid:pk>/revoke", tokens.revoke, name="token-revoke"),

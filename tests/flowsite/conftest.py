@@ -11,9 +11,11 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from flowsite.api.models import ApiToken
+from flowsite.cluster.status import forget_answers
 from flowsite.flows import access
 from flowsite.flows.tenants import create_tenant, root_group
 from flowsite.tenancy.models import Membership
+from tests.servers import free_port
 
 _numbers = itertools.count(1)
 
@@ -53,6 +55,18 @@ def token_client(user) -> APIClient:
 def fast_password_hashing(settings):
     """Passwords hashed cheaply: the tests create many users and check no password strength."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def no_cluster(settings):
+    """The cluster's Redis is a port nothing listens on, unless a test gives one of its own
+    (``tests/flowsite/cluster``): no test reaches a shared Redis, and endpoints that carry
+    commands to the nodes find the cluster away. Status answers cached by an earlier test are
+    forgotten."""
+    settings.REDIS_URL = f"redis://127.0.0.1:{free_port()}/0"
+    forget_answers()
+    yield
+    forget_answers()
 
 
 @pytest.fixture

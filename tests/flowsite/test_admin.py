@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 from django.urls import reverse
 
 from flowsite.api.models import ApiToken
+from flowsite.cluster.models import Deployment
 from flowsite.flows.models import Connection, FlowVersion, ParameterContext, ProcessGroup, Processor
 from flowsite.tenancy.models import Tenant, TenantGroup
 
@@ -19,7 +20,7 @@ def staff_client(client, db):
 
 
 @pytest.mark.parametrize("model", [Tenant, TenantGroup, ProcessGroup, Processor, Connection, ParameterContext,
-                                   FlowVersion, ApiToken])
+                                   FlowVersion, ApiToken, Deployment])
 def test_changelists_and_change_pages_load(staff_client, model):
     opts = model._meta
     listing = staff_client.get(reverse(f"admin:{opts.app_label}_{opts.model_name}_changelist"))

@@ -7,7 +7,7 @@ from django.db import connection
 
 from flowsite.flows.definition import Identity, export_group, property_context
 from flowsite.flows.models import ParameterContext, Processor
-from flowsite.flows.secrets import SensitiveKey, SensitiveValueError
+from engine.secrets import SensitiveKey, SensitiveValueError
 
 SERVER_PASSWORD = "s3cret-password-for-smtp"
 

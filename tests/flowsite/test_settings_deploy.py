@@ -51,6 +51,12 @@ def test_development_settings_load_without_secrets():
     assert result.returncode == 0, result.stderr
 
 
+def test_a_cluster_name_that_cannot_prefix_keys_is_refused():
+    result = run_django(["manage.py", "check"], production_environment(FLOWSITE_CLUSTER="a:b"))
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: FLOWSITE_CLUSTER='a:b': a cluster name has no ':' and no spaces" in result.stderr
+
+
 @pytest.mark.parametrize("url", ["sqlite:///flowsite.db", "mysql://flowsite@db:3306/flowsite"])
 def test_a_database_other_than_postgresql_is_refused(url):
     result = run_django(["manage.py", "check"], production_environment(DATABASE_URL=url))

@@ -20,6 +20,8 @@ from flowsite.api.lookup import access_for, component_or_404
 from flowsite.api.serializers.connections import ConnectionSerializer
 from flowsite.api.serializers.groups import FunnelSerializer, PortSerializer, ProcessGroupSerializer
 from flowsite.api.serializers.processors import ProcessorSerializer, RunStatusSerializer
+from flowsite.cluster.api.serializers import ProcessorRunStatusAnswerSerializer
+from flowsite.cluster.commands import on_nodes_if_reachable
 from flowsite.flows import access as policies
 from flowsite.flows.models import Component, Connection, Funnel, Kind, Port, ProcessGroup, Processor
 from flowsite.flows.revisions import lock_for_change
@@ -161,13 +163,24 @@ class ProcessorList(ChildList):
     filterset_class = filters.ProcessorFilter
 
 
+def _run_command(before: str, after: str) -> str:
+    """The node command that carries a change of run state from ``before`` to ``after``."""
+    if after == "RUNNING":
+        return "processor.start"
+    if after == "DISABLED":
+        return "processor.disable"
+    return "processor.enable" if before == "DISABLED" else "processor.stop"
+
+
 class ProcessorRunStatus(GenericAPIView):
-    """Start, stop or disable a processor (its design-time run state; nodes follow it)."""
+    """Start, stop or disable a processor: the design changes, then the change is carried to every
+    connected node (``cluster`` in the answer says what each node answered; when the cluster
+    cannot be reached the design still changes and ``cluster.reached`` is false)."""
 
     checks_revisions = True
     serializer_class = RunStatusSerializer
 
-    @extend_schema(request=RunStatusSerializer, responses=ProcessorSerializer)
+    @extend_schema(request=RunStatusSerializer, responses=ProcessorRunStatusAnswerSerializer)
     def put(self, request, pk):
         processor = component_or_404(request, Processor, pk, policies.OPERATE)
         serializer = self.get_serializer(data=request.data)
@@ -184,9 +197,11 @@ class ProcessorRunStatus(GenericAPIView):
                                      "message": p.message} for p in problems])
             if state == "RUNNING" and processor.scheduled_state == "DISABLED":
                 raise Conflict(f"{processor} is disabled: enable it (state STOPPED) before starting it")
+            before = processor.scheduled_state
             processor.scheduled_state = state
             processor.save()
-        return Response(ProcessorSerializer(processor, context={"request": request}).data)
+        outcome = on_nodes_if_reachable(_run_command(before, state), {"id": str(processor.pk)})
+        return Response({**ProcessorSerializer(processor, context={"request": request}).data, "cluster": outcome})
 
 
 # ---------------------------------------------------------------------------- connections

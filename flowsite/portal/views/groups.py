@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST
 from flowsite.api.serializers.connections import ConnectionSerializer
 from flowsite.api.serializers.groups import FunnelSerializer, PortSerializer, ProcessGroupSerializer
 from flowsite.api.serializers.processors import ProcessorSerializer
+from flowsite.cluster.indicator import indicator
 from flowsite.flows import access as policies
 from flowsite.flows.models import Connection, Funnel, Kind, Port, ProcessGroup, Processor
 from flowsite.portal import editing
@@ -45,6 +46,7 @@ def render_group(request, group: ProcessGroup, status: int = 200, **extra):
         "funnels": _listing(request, group, Funnel, FunnelSerializer),
         "input_ports": _listing(request, group, Port, PortSerializer, kind=Kind.INPUT_PORT),
         "output_ports": _listing(request, group, Port, PortSerializer, kind=Kind.OUTPUT_PORT),
+        "indicator": indicator(group.tenant),
         **extra,
     }
     return render(request, "portal/group.html", context, status=status)

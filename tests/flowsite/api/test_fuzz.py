@@ -96,9 +96,11 @@ class FuzzTarget:
 
 
 @pytest.fixture
-def target(tenant_a):
+def target(tenant_a, redis_server, settings):
     """The flow to fuzz; database connections stay open across requests, as in Django's test
-    client (the test's transaction lives on the connection)."""
+    client (the test's transaction lives on the connection). The cluster's Redis is a private
+    redis-server (with no node in it), so the cluster endpoints answer rather than 503."""
+    settings.REDIS_URL = f"redis://127.0.0.1:{redis_server.port}/0"
     request_started.disconnect(close_old_connections)
     request_finished.disconnect(close_old_connections)
     try:

@@ -16,7 +16,7 @@ from django.db import transaction
 
 from flowsite.flows.definition import parameter_context_binding, property_context
 from flowsite.flows.models import ControllerService, ParameterContext, Processor
-from flowsite.flows.secrets import SensitiveKey, SensitiveValueError
+from engine.secrets import SensitiveKey, SensitiveValueError
 
 NEW_KEY_VARIABLE = "FLOWSITE_NEW_SENSITIVE_KEY"
 

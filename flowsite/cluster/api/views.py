@@ -1,0 +1,262 @@
+"""The cluster's endpoints: its nodes, federated status, commands to the nodes and deployments.
+
+Every endpoint here talks to the cluster's Redis; when it does not answer they answer 503
+(``ClusterUnreachable``). The nodes serve every tenant: reading them needs the ``view_cluster``
+policy, changing them the ``manage_policies`` policy (a tenant administrator's), in one of one's
+tenants.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import redis
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import exceptions, status
+from rest_framework.generics import GenericAPIView
+from rest_framework.response import Response
+
+from engine.cluster.cluster_flow import read_reports
+from engine.cluster.records import ClusterView, NodeStateError, remove_node, request_disconnect, request_reconnect
+from flowsite.api.errors import Conflict
+from flowsite.api.lookup import access_for, component_or_404, require_global, tenant_or_404
+from flowsite.cluster import commands, deploy, status as federated
+from flowsite.cluster import redis as cluster_redis
+from flowsite.cluster.api.serializers import (
+    ClusterStatusSerializer,
+    CommandOutcomeSerializer,
+    DeployAnswerSerializer,
+    DeploymentDetailSerializer,
+    DeploymentSerializer,
+    DeployRequestSerializer,
+    DropOutcomeSerializer,
+    GroupClusterStatusSerializer,
+    NodeSerializer,
+)
+from flowsite.cluster.models import Deployment
+from flowsite.cluster.nodes import node_entry, nodes
+from flowsite.flows import access as policies
+from flowsite.flows.models import Connection, ProcessGroup, Processor
+from flowsite.tenancy.models import Tenant
+
+_TENANT_PARAMETER = OpenApiParameter("tenant", OpenApiTypes.UUID, required=False,
+                                     description="Only this tenant (default: every tenant you belong to).")
+
+
+def _tenants(request) -> list[Tenant]:
+    """The tenant named by ``?tenant=``, or every tenant of the user."""
+    raw = request.query_params.get("tenant")
+    if raw:
+        return [_tenant(request, raw)]
+    return list(request.user.tenants.order_by("slug"))
+
+
+def _tenant(request, raw) -> Tenant:
+    try:
+        pk = uuid.UUID(str(raw))
+    except ValueError:
+        raise exceptions.ValidationError({"tenant": f"{raw!r} is not a tenant id"}) from None
+    return tenant_or_404(request, pk)
+
+
+def _require_in_some_tenant(request, action: str, what: str) -> None:
+    if not any(access_for(request, tenant).has_global(action) for tenant in request.user.tenants.all()):
+        raise exceptions.PermissionDenied(f"you may not {what} (the {action!r} policy of one of your tenants)")
+
+
+def _require_node_reader(request) -> None:
+    _require_in_some_tenant(request, policies.VIEW_CLUSTER, "view the cluster's nodes")
+
+
+def _require_node_operator(request) -> None:
+    _require_in_some_tenant(request, policies.MANAGE_POLICIES, "change the cluster's nodes")
+
+
+class ClusterEndpoint(GenericAPIView):
+    """An endpoint that talks to the cluster (503 when its Redis does not answer)."""
+
+    filter_backends = ()
+    pagination_class = None
+    extra_error_statuses: tuple[int, ...] = (503,)
+
+    def handle_exception(self, exc):
+        if isinstance(exc, redis.RedisError):
+            exc = cluster_redis.unreachable(exc)
+        return super().handle_exception(exc)
+
+
+# ---------------------------------------------------------------------------------- nodes
+
+class NodeList(ClusterEndpoint):
+    """The cluster's nodes: state, roles and last heartbeat."""
+
+    serializer_class = NodeSerializer
+
+    @extend_schema(responses=NodeSerializer(many=True))
+    def get(self, request):
+        _require_node_reader(request)
+        return Response([node_entry(view) for view in nodes().values()])
+
+
+class _NodeEndpoint(ClusterEndpoint):
+    serializer_class = NodeSerializer
+    extra_error_statuses = (409, 503)
+
+    def _view(self, node: str):
+        view = nodes().get(node)
+        if view is None:
+            raise exceptions.NotFound(f"no node {node!r} in the cluster")
+        return view
+
+
+class NodeDetail(_NodeEndpoint):
+    """One node; DELETE forgets a disconnected node."""
+
+    def get(self, request, node):
+        _require_node_reader(request)
+        return Response(node_entry(self._view(node)))
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, node):
+        _require_node_operator(request)
+        self._view(node)
+        try:
+            remove_node(cluster_redis.client(), cluster_redis.keys(), node)
+        except NodeStateError as error:
+            raise Conflict(str(error)) from None
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class _NodeAction(_NodeEndpoint):
+    def change_node(self, node: str) -> None:
+        raise NotImplementedError
+
+    @extend_schema(request=None, responses=NodeSerializer)
+    def post(self, request, node):
+        _require_node_operator(request)
+        self._view(node)
+        try:
+            self.change_node(node)
+        except NodeStateError as error:
+            raise Conflict(str(error)) from None
+        return Response(node_entry(self._view(node)))
+
+
+class NodeDisconnect(_NodeAction):
+    """Ask a node to leave the cluster (DISCONNECTING, then DISCONNECTED once it acknowledges)."""
+
+    def change_node(self, node: str) -> None:
+        request_disconnect(cluster_redis.client(), cluster_redis.keys(), node,
+                           f"disconnected by {self.request.user.get_username()}")
+
+
+class NodeReconnect(_NodeAction):
+    """Let a disconnected node connect again."""
+
+    def change_node(self, node: str) -> None:
+        request_reconnect(cluster_redis.client(), cluster_redis.keys(), node)
+
+
+# --------------------------------------------------------------------------------- status
+
+class FlowStatus(ClusterEndpoint):
+    """The status of your tenants' components over every connected node (what you may view)."""
+
+    serializer_class = ClusterStatusSerializer
+    extra_error_statuses = (404, 503)  # 404: a ?tenant= you do not belong to
+
+    @extend_schema(parameters=[_TENANT_PARAMETER])
+    def get(self, request):
+        return Response(federated.cluster_status(request.user, _tenants(request)))
+
+
+class GroupStatus(ClusterEndpoint):
+    """The status of one process group and what it holds, over every connected node."""
+
+    serializer_class = GroupClusterStatusSerializer
+
+    def get(self, request, pk):
+        group = component_or_404(request, ProcessGroup, pk, policies.VIEW)
+        return Response(federated.cluster_status(request.user, [group.tenant], within=group))
+
+
+# ------------------------------------------------------------------------------- commands
+
+class ProcessorTerminate(ClusterEndpoint):
+    """End the tasks of a stopping processor on every connected node."""
+
+    serializer_class = CommandOutcomeSerializer
+
+    @extend_schema(request=None, responses=CommandOutcomeSerializer)
+    def post(self, request, pk):
+        processor = component_or_404(request, Processor, pk, policies.OPERATE)
+        return Response(commands.on_nodes("processor.terminate", {"id": str(processor.pk)}))
+
+
+class ConnectionEmpty(ClusterEndpoint):
+    """Drop every FlowFile queued in a connection on every connected node."""
+
+    serializer_class = DropOutcomeSerializer
+
+    @extend_schema(request=None, responses=DropOutcomeSerializer)
+    def post(self, request, pk):
+        connection = component_or_404(request, Connection, pk, policies.OPERATE)
+        outcome = commands.on_nodes("queue.empty", {"id": str(connection.pk),
+                                                     "requester": request.user.get_username()})
+        outcome["dropped"] = sum(node["result"]["dropped"] for node in outcome["nodes"] if node["ok"])
+        return Response(outcome)
+
+
+# ---------------------------------------------------------------------------- deployments
+
+class DeploymentList(ClusterEndpoint):
+    """Your tenants' deployments (newest first), or deploy a tenant's flow to the cluster."""
+
+    serializer_class = DeploymentSerializer
+    extra_error_statuses = (404, 409, 503)  # 404: a tenant you do not belong to
+
+    @extend_schema(parameters=[_TENANT_PARAMETER], responses=DeploymentSerializer(many=True))
+    def get(self, request):
+        deployments = (Deployment.objects.filter(tenant__in=_tenants(request))
+                       .select_related("tenant", "created_by")[:100])
+        return Response(DeploymentSerializer(deployments, many=True).data)
+
+    @extend_schema(request=DeployRequestSerializer, responses={202: DeployAnswerSerializer})
+    def post(self, request):
+        serializer = DeployRequestSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        tenant = self._tenant(request, serializer.validated_data.get("tenant"))
+        require_global(request, tenant, policies.MODIFY_FLOW, "deploy the tenant's flow")
+        deployment, nodes = deploy.deploy(tenant, request.user, serializer.validated_data.get("version"))
+        data = DeploymentSerializer(deployment).data
+        return Response({**data, "nodes": nodes}, status=status.HTTP_202_ACCEPTED)
+
+    @staticmethod
+    def _tenant(request, pk) -> Tenant:
+        if pk is not None:
+            return _tenant(request, pk)
+        tenants = list(request.user.tenants.all()[:2])
+        if len(tenants) != 1:
+            raise exceptions.ValidationError({"tenant": "name the tenant to deploy" if tenants else
+                                              "you belong to no tenant"})
+        return tenants[0]
+
+
+class DeploymentDetail(ClusterEndpoint):
+    """One deployment, with each node's report and the connected nodes that have not reported."""
+
+    serializer_class = DeploymentDetailSerializer
+
+    def get(self, request, deploy_id):
+        deployment = (Deployment.objects.filter(deploy_id=deploy_id, tenant__in=request.user.tenants.all())
+                      .select_related("tenant", "created_by").first())
+        if deployment is None:
+            raise exceptions.NotFound("no such deployment")
+        client, keys = cluster_redis.client(), cluster_redis.keys()
+        reports = read_reports(client, keys, deployment.deploy_id)
+        connected = ClusterView(client, keys).connected()
+        data = DeploymentSerializer(deployment).data
+        return Response({**data, "reports": [reports[node].as_dict() for node in sorted(reports)],
+                         "pending": [node for node in connected if node not in reports],
+                         "document": deployment.document})

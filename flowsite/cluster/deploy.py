@@ -1,0 +1,186 @@
+"""Deploying a tenant's flow to the cluster.
+
+A deployment exports the tenant's root group with instance identifiers, prefixes its parameter
+contexts with the tenant's slug, seals its sensitive values (``engine.flow.sealed``, key
+``FLOWSITE_SENSITIVE_KEY``) and keeps the result as a ``Deployment``. It then assembles the
+cluster's flow — a root group (``root``) holding every tenant's latest deployed root group, with
+all their parameter contexts — adds a snapshot of every deployed tenant's members, groups and
+policies, publishes the bundle as the cluster's flow and sends ``deploy`` to every connected node.
+Deployments are serialised (a PostgreSQL advisory lock), so the flow published last holds every
+tenant's latest deployment.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Iterable
+
+from django.db import connection, transaction
+from rest_framework import exceptions
+
+from engine.cluster.bundle import FlowBundle
+from engine.cluster.cluster_flow import publish_flow
+from engine.cluster.records import ClusterView
+from engine.flow.sealed import seal_flow
+from flowsite.api.errors import Conflict
+from flowsite.cluster import redis as cluster_redis
+from flowsite.cluster.models import Deployment
+from flowsite.flows.definition import Identity, export_group, replace_contents, subtree_ids
+from flowsite.flows.diff import flow_difference
+from flowsite.flows.models import Component, ComponentGroupPermission, ComponentUserPermission, FlowVersion, Processor
+from flowsite.flows.secrets import current_key
+from flowsite.flows.tenants import root_group
+from flowsite.flows.validation import tenant_problems
+from flowsite.tenancy.models import Membership, Tenant, TenantGroup, TenantGroupPermission, TenantUserPermission
+
+__all__ = ["CLUSTER_ROOT", "InvalidDesign", "authorizations", "cluster_flow", "deploy", "latest_deployments", "tenant_document"]
+
+#: The identifier (and name) of the cluster flow's root group.
+CLUSTER_ROOT = "root"
+#: The advisory lock that serialises deployments ("flowsite deploy").
+_DEPLOY_LOCK = 0x666C6F77_6465706C
+
+
+def _prefix_contexts(document: dict[str, Any], slug: str) -> dict[str, Any]:
+    """``document`` with its parameter contexts named ``<slug>/<name>``, references included."""
+    def rename(name: str) -> str:
+        return f"{slug}/{name}"
+
+    def walk(group: dict[str, Any]) -> None:
+        if group.get("parameterContextName"):
+            group["parameterContextName"] = rename(group["parameterContextName"])
+        for child in group.get("processGroups") or ():
+            walk(child)
+
+    walk(document["flowContents"])
+    contexts = {}
+    for name, context in (document.get("parameterContexts") or {}).items():
+        context["name"] = rename(context.get("name", name))
+        context["inheritedParameterContexts"] = [rename(n) for n in context.get("inheritedParameterContexts") or ()]
+        contexts[rename(name)] = context
+    document["parameterContexts"] = contexts
+    return document
+
+
+def tenant_document(tenant: Tenant) -> dict[str, Any]:
+    """The tenant's root group as the cluster runs it: instance identifiers, parameter contexts
+    prefixed with the tenant's slug, sensitive values sealed."""
+    document = _prefix_contexts(export_group(root_group(tenant), Identity.INSTANCE), tenant.slug)
+    return seal_flow(document, current_key())
+
+
+def latest_deployments() -> list[Deployment]:
+    """Every tenant's latest deployment, by tenant slug."""
+    latest = (Deployment.objects.order_by("tenant_id", "-created_at", "-id").distinct("tenant_id")
+              .select_related("tenant"))
+    return sorted(latest, key=lambda d: d.tenant.slug)
+
+
+def cluster_flow(deployments: Iterable[Deployment]) -> dict[str, Any]:
+    """The cluster's flow: a root group holding each deployment's root group."""
+    groups, contexts = [], {}
+    for deployment in deployments:
+        group = dict(deployment.document["flowContents"], groupIdentifier=CLUSTER_ROOT)
+        groups.append(group)
+        contexts.update(deployment.document.get("parameterContexts") or {})
+    contents = {"identifier": CLUSTER_ROOT, "name": CLUSTER_ROOT, "componentType": "PROCESS_GROUP",
+                "processors": [], "connections": [], "funnels": [], "inputPorts": [], "outputPorts": [],
+                "controllerServices": [], "processGroups": groups}
+    return {"flowEncodingVersion": "1.0", "flowContents": contents, "parameterContexts": dict(sorted(contexts.items()))}
+
+
+def _holders(rows: Iterable[tuple[Any, ...]]) -> dict[str, list[str]]:
+    found: dict[str, set[str]] = {}
+    for holder, action in rows:
+        found.setdefault(action, set()).add(holder)
+    return {action: sorted(holders) for action, holders in sorted(found.items())}
+
+
+def authorizations(tenants: Iterable[Tenant]) -> dict[str, Any]:
+    """Members, groups and policies of ``tenants`` as plain sorted data (holders read
+    ``user:<username>`` or ``group:<name>``)."""
+    snapshot = {}
+    for tenant in sorted(tenants, key=lambda t: t.slug):
+        groups = {group.name: sorted(group.group.user_set.values_list("username", flat=True))
+                  for group in TenantGroup.objects.filter(tenant=tenant).select_related("group")}
+        global_rows = [(f"user:{u}", a) for u, a in TenantUserPermission.objects.filter(content_object=tenant)
+                       .values_list("user__username", "permission__codename")]
+        global_rows += [(f"group:{g}", a) for g, a in TenantGroupPermission.objects.filter(content_object=tenant)
+                        .values_list("group__tenant_group__name", "permission__codename")]
+        components: dict[str, list[tuple[str, str]]] = {}
+        for component, user, action in ComponentUserPermission.objects.filter(
+                content_object__tenant=tenant).values_list("content_object_id", "user__username", "permission__codename"):
+            components.setdefault(str(component), []).append((f"user:{user}", action))
+        for component, group, action in ComponentGroupPermission.objects.filter(
+                content_object__tenant=tenant).values_list("content_object_id", "group__tenant_group__name",
+                                                           "permission__codename"):
+            components.setdefault(str(component), []).append((f"group:{group}", action))
+        snapshot[tenant.slug] = {
+            "members": sorted(Membership.objects.filter(tenant=tenant).values_list("user__username", flat=True)),
+            "groups": dict(sorted(groups.items())),
+            "policies": {"global": _holders(global_rows),
+                         "components": {c: _holders(rows) for c, rows in sorted(components.items())}},
+        }
+    return {"tenants": snapshot}
+
+
+def _design_at(tenant: Tenant, number: int, modifier: str) -> None:
+    """Make the tenant's root group match its version ``number``, unless it already does."""
+    root = root_group(tenant)
+    version = FlowVersion.objects.filter(group=root, number=number).first()
+    if version is None:
+        raise exceptions.ValidationError({"version": f"the root group of {tenant.slug} has no version {number}"})
+    if not flow_difference(version.definition, export_group(root, Identity.VERSIONED)):
+        return
+    if Processor.objects.filter(parent__in=subtree_ids(root.pk), scheduled_state="RUNNING").exists():
+        raise Conflict(f"the design differs from version {number} and processors are running: stop them, or "
+                       "deploy the design as it is")
+    replace_contents(root, version.definition, modifier=modifier)
+
+
+class InvalidDesign(exceptions.APIException):
+    """400: the tenant's design has problems; ``problems`` lists them (nothing is deployed)."""
+
+    status_code = 400
+    default_code = "invalid_design"
+
+    def __init__(self, problems: list[dict[str, str]]) -> None:
+        super().__init__(f"the design has {len(problems)} problem(s): fix them before deploying")
+        self.problems = problems
+
+
+def _invalid_design(tenant: Tenant) -> list[dict[str, str]]:
+    found = tenant_problems(tenant)
+    names = dict(Component.objects.filter(pk__in=found).values_list("pk", "name"))
+    return [{"path": problem.path or "$", "message": f"{names.get(pk, pk)}: {problem.message}"}
+            for pk, problems in found.items() for problem in problems]
+
+
+def deploy(tenant: Tenant, user, version: int | None = None) -> tuple[Deployment, list[str]]:
+    """Deploy ``tenant``'s root group (its version ``version``, else the design as it is) and
+    return the deployment and the nodes told. Raises InvalidDesign (400) listing the design's
+    problems, ValidationError (400) for a version the root group does not have, Conflict (409) when a version cannot replace the design, redis.RedisError when the
+    cluster cannot be reached — in each case nothing is kept or published."""
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_DEPLOY_LOCK])
+        if version is not None:
+            _design_at(tenant, version, user.get_username())
+        problems = _invalid_design(tenant)
+        if problems:
+            raise InvalidDesign(problems)
+        deployment = Deployment(deploy_id=uuid.uuid4().hex, tenant=tenant, group=root_group(tenant), version=version,
+                                created_by=user, document=tenant_document(tenant))
+        included = [d for d in latest_deployments() if d.tenant_id != tenant.pk] + [deployment]
+        included.sort(key=lambda d: d.tenant.slug)
+        bundle = FlowBundle(cluster_flow(included), authorizations(d.tenant for d in included))
+        deployment.fingerprint = bundle.fingerprint
+        deployment.cluster_version = ",".join(f"{d.tenant.slug}:{d.label}" for d in included)
+        deployment.save()
+        client, keys = cluster_redis.client(), cluster_redis.keys()
+        publish_flow(client, keys, bundle, version=deployment.cluster_version, deploy_id=deployment.deploy_id)
+        nodes = ClusterView(client, keys).connected()
+        if nodes:
+            cluster_redis.bus().send(nodes, "deploy", {"deploy_id": deployment.deploy_id,
+                                                       "fingerprint": deployment.fingerprint})
+    return deployment, nodes

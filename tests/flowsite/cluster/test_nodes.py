@@ -1,0 +1,85 @@
+"""GET/POST/DELETE /api/v1/cluster/nodes…: the nodes, and an operator's actions on them."""
+
+from __future__ import annotations
+
+from rest_framework.test import APIClient
+
+from engine.cluster.records import NodeRecord, NodeState
+from flowsite.flows import access
+from tests.flowsite.conftest import token_client
+
+NODES = "/api/v1/cluster/nodes"
+
+
+def test_the_list_shows_each_node_with_state_roles_and_heartbeat(cluster, api_a):
+    cluster.node("n1")
+    cluster.node("n2")
+    cluster.client.set(cluster.keys.lock("coordinator"), "n2 7")
+    answer = api_a.get(NODES)
+    assert answer.status_code == 200
+    nodes = {node["node"]: node for node in answer.json()}
+    assert set(nodes) == {"n1", "n2"}
+    assert nodes["n1"]["state"] == "CONNECTED" and nodes["n1"]["roles"] == []
+    assert nodes["n2"]["roles"] == ["coordinator"]
+    assert nodes["n1"]["heartbeat"]["address"] == "n1:0"
+    assert 0 <= nodes["n1"]["heartbeat_age"] < 30
+
+
+def test_one_node_and_an_unknown_one(cluster, api_a):
+    cluster.node("n1")
+    assert api_a.get(f"{NODES}/n1").json()["state"] == "CONNECTED"
+    answer = api_a.get(f"{NODES}/ghost")
+    assert answer.status_code == 404 and answer.json()["message"] == "no node 'ghost' in the cluster"
+    assert api_a.post(f"{NODES}/ghost/disconnect").status_code == 404
+    assert api_a.delete(f"{NODES}/ghost").status_code == 404
+
+
+def test_disconnect_reconnect_and_remove(cluster, api_a):
+    cluster.node("n1")
+    answer = api_a.post(f"{NODES}/n1/disconnect")
+    assert answer.status_code == 200, answer.json()
+    assert answer.json()["state"] == "DISCONNECTING" and answer.json()["reason"] == "disconnected by alice"
+    answer = api_a.delete(f"{NODES}/n1")
+    assert answer.status_code == 409 and "disconnect it before removing it" in answer.json()["message"]
+    # the node acknowledges (its agent's part): DISCONNECTED
+    cluster.client.hset(cluster.keys.nodes, "n1", NodeRecord("n1", NodeState.DISCONNECTED, "operator").encode())
+    answer = api_a.post(f"{NODES}/n1/disconnect")
+    assert answer.status_code == 409 and answer.json()["message"] == "node 'n1' is already disconnected"
+    answer = api_a.post(f"{NODES}/n1/reconnect")
+    assert answer.status_code == 200 and answer.json()["state"] == "CONNECTING"
+    answer = api_a.post(f"{NODES}/n1/reconnect")
+    assert answer.status_code == 409 and "not disconnected" in answer.json()["message"]
+    cluster.client.hset(cluster.keys.nodes, "n1", NodeRecord("n1", NodeState.DISCONNECTED, "operator").encode())
+    cluster.client.delete(cluster.keys.heartbeat("n1"))
+    assert api_a.delete(f"{NODES}/n1").status_code == 204
+    assert api_a.get(f"{NODES}/n1").status_code == 404
+
+
+def test_reading_needs_the_view_cluster_policy_and_actions_the_administrator_policy(cluster, tenant_a, tenant_b):
+    cluster.node("n1")
+    outsider = token_client(tenant_a.member(global_policies=(access.VIEW_FLOW,)))
+    answer = outsider.get(NODES)
+    assert answer.status_code == 403 and "view_cluster" in answer.json()["message"]
+    assert outsider.get(f"{NODES}/n1").status_code == 403
+    viewer = token_client(tenant_a.member(global_policies=(access.VIEW_FLOW, access.VIEW_CLUSTER)))
+    assert viewer.get(NODES).status_code == 200
+    answer = viewer.post(f"{NODES}/n1/disconnect")
+    assert answer.status_code == 403 and "manage_policies" in answer.json()["message"]
+    assert viewer.delete(f"{NODES}/n1").status_code == 403
+    assert cluster.client.hget(cluster.keys.nodes, "n1") and \
+        NodeRecord.decode(cluster.client.hget(cluster.keys.nodes, "n1")).state is NodeState.CONNECTED
+    anonymous = APIClient()
+    assert anonymous.get(NODES).status_code == 401
+    bad = APIClient()
+    bad.credentials(HTTP_AUTHORIZATION="Bearer not-a-token")
+    answer = bad.get(NODES)
+    assert answer.status_code == 401 and answer.json()["message"] == "unknown API token"
+    assert token_client(tenant_b.admin()).post(f"{NODES}/n1/disconnect").status_code == 200
+
+
+def test_the_action_paths_answer_only_post(cluster, api_a):
+    cluster.node("n1")
+    for action in ("disconnect", "reconnect"):
+        assert api_a.get(f"{NODES}/n1/{action}").status_code == 405
+        assert api_a.delete(f"{NODES}/n1/{action}").status_code == 405
+    assert api_a.get(f"{NODES}/n1").json()["state"] == "CONNECTED"

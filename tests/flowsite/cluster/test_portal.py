@@ -1,0 +1,89 @@
+"""The portal's cluster page and the indicator of a cluster that is not up to date or unreachable."""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+
+from engine.cluster.records import Heartbeat, NodeRecord, NodeState
+from flowsite.cluster.models import Deployment
+from flowsite.flows import access
+from flowsite.flows.models import Processor
+from tests.flowsite.cluster.conftest import small_flow
+from tests.flowsite.portal.conftest import logged_in
+
+CLUSTER = "/cluster/"
+
+
+def _text(response) -> str:
+    return re.sub(r"\s+", " ", html.unescape(re.sub(r"<[^>]+>", " ", response.content.decode())))
+
+
+def _heartbeat(cluster, node: str, fingerprint: str) -> None:
+    beat = Heartbeat(node, address=f"{node}:0", sent_at=time.time(), flow_fingerprint=fingerprint)
+    cluster.client.set(cluster.keys.heartbeat(node), beat.encode(), ex=60)
+    cluster.client.hset(cluster.keys.nodes, node, NodeRecord(node, NodeState.CONNECTED).encode())
+
+
+def test_the_page_lists_nodes_deploys_and_shows_the_reports(cluster, tenant_a, admin_a):
+    small_flow(tenant_a)
+    _heartbeat(cluster, "n1", "")
+    portal = logged_in(admin_a)
+    page = portal.get(CLUSTER)
+    assert page.status_code == 200
+    text = _text(page)
+    assert "n1" in text and "CONNECTED" in text and "Disconnect" in text
+    assert "has not been deployed" in text
+    answer = portal.post("/cluster/deploy", {"version": ""}, follow=True)
+    deployment = Deployment.objects.get(tenant=tenant_a.tenant)
+    text = _text(answer)
+    assert f"Deployed design ({deployment.deploy_id[:8]}); sent to: n1." in text
+    assert "pending" in text  # n1 has not reported
+    assert "Cluster not up to date" not in text and "node n1 does not run the latest deployment yet" in text.lower()
+    _heartbeat(cluster, "n1", deployment.fingerprint)
+    text = _text(portal.get(CLUSTER))
+    assert "The cluster runs the latest deployment (design)" in text
+
+
+def test_disconnect_from_the_page_and_a_user_without_the_policy(cluster, tenant_a, admin_a):
+    _heartbeat(cluster, "n1", "")
+    answer = logged_in(admin_a).post("/cluster/nodes/n1/disconnect", follow=True)
+    assert "Node n1: disconnection requested." in _text(answer)
+    assert NodeRecord.decode(cluster.client.hget(cluster.keys.nodes, "n1")).state is NodeState.DISCONNECTING
+    viewer = logged_in(tenant_a.member(global_policies=(access.VIEW_FLOW,)))
+    page = viewer.get(CLUSTER)
+    assert "Reconnect" not in _text(page) and "Deploy" not in _text(page).replace("Deployments", "")
+    assert "n1" not in _text(page) and "needs the “view the cluster” policy" in _text(page)
+    cluster_viewer = logged_in(tenant_a.member(global_policies=(access.VIEW_FLOW, access.VIEW_CLUSTER)))
+    assert "n1" in _text(cluster_viewer.get(CLUSTER))
+    answer = viewer.post("/cluster/nodes/n1/reconnect", follow=True)
+    assert "You may not change the cluster's nodes" in _text(answer)
+    assert NodeRecord.decode(cluster.client.hget(cluster.keys.nodes, "n1")).state is NodeState.DISCONNECTING
+
+
+def test_the_group_page_shows_a_cluster_that_runs_something_else(cluster, tenant_a, admin_a):
+    small_flow(tenant_a)
+    portal = logged_in(admin_a)
+    portal.post("/cluster/deploy", {"version": ""})
+    group_page = f"/groups/{tenant_a.root.pk}/"
+    assert "Cluster not up to date" not in _text(portal.get(group_page))
+    cluster.client.hset(cluster.keys.flow, "fingerprint", "0" * 64)  # e.g. an election's flow
+    text = _text(portal.get(group_page))
+    assert "Cluster not up to date" in text and "the cluster runs another flow than the latest deployment" in text
+
+
+def test_an_invalid_design_is_refused_on_the_page(cluster, tenant_a, admin_a):
+    Processor.objects.create(tenant=tenant_a.tenant, parent=tenant_a.root, name="put", type="PutFile",
+                             auto_terminated=["success", "failure"])
+    text = _text(logged_in(admin_a).post("/cluster/deploy", {"version": ""}, follow=True))
+    assert "fix them before deploying" in text and "put:" in text
+    assert not Deployment.objects.exists()
+
+
+def test_an_unreachable_cluster_is_shown_on_the_cluster_and_group_pages(tenant_a, admin_a):
+    portal = logged_in(admin_a)
+    text = _text(portal.get(CLUSTER))
+    assert "Cluster unreachable." in text and "does not answer" in text
+    assert "The nodes cannot be listed while the cluster is unreachable." in text
+    assert "Cluster unreachable" in _text(portal.get(f"/groups/{tenant_a.root.pk}/"))
