@@ -44,16 +44,24 @@ def _get(url: str, token: str | None = None):
         return response.status, response.read()
 
 
-def test_up_runs_the_platform_and_down_stops_it(scratch_database, tmp_path):
+def test_up_runs_the_platform_and_down_stops_it(scratch_database, redis_server, tmp_path):
     port = _free_port()
     local = tmp_path / "local"
-    env = {**os.environ, "DATABASE_URL": scratch_database, "REDIS_URL": os.environ["REDIS_URL"],
+    # A Redis of its own: the node joins the cluster there, and a cluster flow left by another
+    # test would be the flow it inherits.
+    env = {**os.environ, "DATABASE_URL": scratch_database, "REDIS_URL": f"redis://127.0.0.1:{redis_server.port}/0",
            "FLOWSITE_PORT": str(port), "FLOWSITE_LOCAL_DIR": str(local)}
+    # Secrets made earlier are kept; a password that starts with "-" must not read as an option.
+    local.mkdir()
+    (local / "secrets.env").write_text("SECRET_KEY=a-test-secret-key-that-is-long-enough-for-django-checks\n"
+                                       "FLOWSITE_SENSITIVE_KEY=a-test-sensitive-key\n"
+                                       "FLOWSITE_DEMO_PASSWORD=-starts-with-a-dash\n")
     up = subprocess.run(["scripts/up"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     try:
         assert up.returncode == 0, up.stdout + up.stderr
         assert f"http://127.0.0.1:{port}/" in up.stdout
         password = re.search(r"log in as: admin / (\S+)", up.stdout).group(1)
+        assert password == "-starts-with-a-dash"
 
         status, _ = _get(f"http://127.0.0.1:{port}/healthz")
         assert status == 200
