@@ -23,7 +23,7 @@ from pathlib import Path
 from bench.machine import describe_machine
 from bench.wal_throughput import sample_flowfile
 from engine.content.claims import ResourceClaimManager
-from engine.fsutil import gc_paused
+from engine.memory import gc_paused
 from engine.repository.flowfile_repository import FlowFileRepository
 from engine.repository.records import RepositoryRecord
 from engine.wal import SyncPolicy

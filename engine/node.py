@@ -22,7 +22,7 @@ from engine.components import ComponentRegistry
 from engine.config import StorageConfig
 from engine.flow import FlowDefinition, FlowDefinitionError, FlowProblem, check_flow, load_flow
 from engine.flow.loader import parse_flow_document
-from engine.fsutil import write_atomically
+from engine.fileops import write_atomically
 from engine.runtime import FlowController, RuntimeConfig
 from engine.runtime.connectable import NodeRole
 from engine.storage import NodeStorage

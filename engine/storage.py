@@ -21,6 +21,7 @@ from pathlib import Path
 from engine.config import StorageConfig
 from engine.content.claims import ResourceClaimManager
 from engine.content.repository import ContentRepository
+from engine.damage import DamageLog, Quarantine
 from engine.provenance.repository import ProvenanceRepository
 from engine.repository.flowfile_repository import FlowFileRepository, RecoveredFlowFiles
 from engine.verify import Verification, verify
@@ -40,8 +41,13 @@ class NodeStorage:
         self.data_dir = Path(data_dir)
         self.config = config or StorageConfig()
         self.claims = ResourceClaimManager()
+        #: Damage found in the data directory since the node started (see ``engine.damage``).
+        self.damage = DamageLog()
+        #: Where damaged files, and files given up to start anyway, are kept for the operator.
+        self.quarantine = Quarantine(self.data_dir)
         self.content = ContentRepository(
-            self.config.container_paths(self.data_dir), self.claims, self.config.content_repository
+            self.config.container_paths(self.data_dir), self.claims, self.config.content_repository,
+            damage=self.damage, quarantine=self.quarantine,
         )
         flowfile_config = self.config.flowfile_repository
         self.flowfiles = FlowFileRepository(
@@ -50,8 +56,13 @@ class NodeStorage:
             sync_policy=flowfile_config.sync_policy,
             skip_corruption=flowfile_config.skip_corrupt_journal,
             release_claims=self.content.release,
+            damage=self.damage,
+            quarantine=self.quarantine,
         )
-        self.provenance = ProvenanceRepository(self.data_dir / "provenance_repository", self.config.provenance_repository)
+        self.provenance = ProvenanceRepository(
+            self.data_dir / "provenance_repository", self.config.provenance_repository,
+            damage=self.damage, quarantine=self.quarantine,
+        )
         self.recovered: RecoveredFlowFiles | None = None
 
     def open(self, *, background: bool = True) -> RecoveredFlowFiles:

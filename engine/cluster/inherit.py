@@ -20,7 +20,7 @@ from typing import Any
 from engine.cluster.bundle import FlowBundle
 from engine.cluster.cluster_flow import DeployReport
 from engine.flow import FlowDefinitionError
-from engine.fsutil import write_atomically
+from engine.fileops import write_atomically
 from engine.node import StandaloneNode
 from engine.runtime.connectable import ComponentStateError
 

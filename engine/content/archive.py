@@ -19,6 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, NamedTuple, Protocol
 
+from engine import fileops
+
 __all__ = [
     "ARCHIVE_DIRECTORY",
     "OLDEST_ENTRIES",
@@ -109,10 +111,10 @@ class ContainerArchive:
             try:
                 size = live.stat().st_size
                 try:
-                    os.rename(live, target)
+                    fileops.rename(live, target)
                 except FileNotFoundError:
-                    target.parent.mkdir(exist_ok=True)
-                    os.rename(live, target)
+                    fileops.make_directory(target.parent)
+                    fileops.rename(live, target)
             except FileNotFoundError:
                 return False
             except OSError as error:
@@ -189,8 +191,4 @@ class ContainerArchive:
 
 
 def _unlink(path: Path) -> bool:
-    try:
-        os.unlink(path)
-        return True
-    except FileNotFoundError:
-        return False
+    return fileops.unlink(path, missing_ok=True)

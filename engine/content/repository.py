@@ -30,7 +30,8 @@ from engine.content.claims import ResourceClaimManager
 from engine.content.config import ContentConfig
 from engine.content.reader import ClaimReader, ContentNotFoundError
 from engine.content.writer import AppendableClaim, ContentWriter
-from engine.fsutil import fsync_directory
+from engine import fileops
+from engine.damage import DamageLog, Quarantine
 from engine.flowfile import ContentClaim, ResourceClaim
 
 __all__ = [
@@ -94,10 +95,14 @@ class ContentRepository:
         config: ContentConfig | None = None,
         *,
         disk_usage: DiskUsageProbe = shutil.disk_usage,
+        damage: DamageLog | None = None,
+        quarantine: Quarantine | None = None,
     ) -> None:
         if not containers:
             raise ValueError("the content repository needs at least one container")
         self._config = config or ContentConfig()
+        self.damage = damage or DamageLog()
+        self.quarantine = quarantine or Quarantine(Path(next(iter(containers.values()))).parent)
         self._claims = claim_manager
         self._roots = {name: Path(path) for name, path in containers.items()}
         self._names = list(self._roots)
@@ -105,7 +110,7 @@ class ContentRepository:
         sections = self._config.sections
         for root in self._roots.values():
             for section in range(sections):
-                (root / str(section)).mkdir(parents=True, exist_ok=True)
+                fileops.make_directory(root / str(section))
         self._archives = {
             name: ContainerArchive(root, sections, disk_usage) for name, root in self._roots.items()
         }
@@ -172,7 +177,7 @@ class ContentRepository:
         return writer.close()
 
     def _create_claim(self) -> AppendableClaim:
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND
         while True:
             with self._lock:
                 index = next(self._index)
@@ -181,17 +186,17 @@ class ContentRepository:
             claim = ResourceClaim(name, section, f"{time.time_ns() // 1_000_000}-{index}")
             path = self.path(claim)
             try:
-                fd = os.open(path, flags, 0o644)
+                fd = fileops.open_fd(path, flags)
             except FileExistsError:
                 continue
             except FileNotFoundError:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                fileops.make_directory(path.parent)
                 continue
             # An archived file of an earlier run may hold this identifier; readers of that old
             # claim fall back to the archive only while no live file has the name.
             if self.archive_path(claim).exists():
-                os.close(fd)
-                os.unlink(path)
+                fileops.close(fd)
+                fileops.unlink(path)
                 continue
             self._claims.mark_writable(claim)
             return AppendableClaim(claim, path, fd)
@@ -288,7 +293,7 @@ class ContentRepository:
         # A new file survives a crash only once its directory entry is durable too, so a file
         # counts as synced only after that.
         directories = {self.path(claim).parent for claim, _, new in flushed if new}
-        for _ in self._map_parallel(fsync_directory, list(directories)):
+        for _ in self._map_parallel(fileops.sync_directory, list(directories)):
             pass
         for claim, size, _ in flushed:
             self._synced[claim] = max(size, self._synced.get(claim, 0))
@@ -296,12 +301,13 @@ class ContentRepository:
     def _sync_file(self, claim: ResourceClaim) -> tuple[ResourceClaim, int, bool] | None:
         with self._sync_locks[hash(claim) % _SYNC_STRIPES]:
             known = self._synced.get(claim)
-            fd = os.open(self.path(claim), os.O_RDONLY | os.O_CLOEXEC)
+            path = self.path(claim)
+            fd = fileops.open_fd(path, os.O_RDONLY)
             try:
                 size = os.fstat(fd).st_size
                 if known is not None and known >= size:
                     return None
-                os.fdatasync(fd)
+                fileops.sync(fd, path, data_only=True)
             finally:
                 os.close(fd)
         return claim, size, known is None
@@ -340,11 +346,7 @@ class ContentRepository:
         live = self.path(claim)
         if self._config.archive_enabled:
             return self._archives[claim.container].archive(live, claim.section, claim.identifier)
-        try:
-            os.unlink(live)
-            return True
-        except FileNotFoundError:
-            return False
+        return fileops.unlink(live, missing_ok=True)
 
     def collect_orphans(self, referenced: set[ResourceClaim] | frozenset[ResourceClaim]) -> int:
         """Archive or delete every live file no recovered FlowFile references; return how many.

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Protocol
 
+from engine import fileops
 from engine.flowfile import ContentClaim, ResourceClaim
 
 __all__ = ["AppendableClaim", "ContentWriter", "FinishCallback"]
@@ -125,12 +125,14 @@ class ContentWriter:
 
     def _flush(self) -> None:
         if self._buffer:
-            self._write_all(memoryview(self._buffer))
+            self._write_all(self._buffer)
             self._buffer.clear()
 
-    def _write_all(self, view: memoryview) -> None:
-        fd = self._claim.fd
-        while view:
-            written = os.write(fd, view)
-            self._claim.length += written
-            view = view[written:]
+    def _write_all(self, data: bytes | bytearray | memoryview) -> None:
+        claim = self._claim
+        try:
+            fileops.write_all(claim.fd, data, claim.path)
+        except OSError as error:
+            claim.length += getattr(error, "written", 0)
+            raise
+        claim.length += len(data)

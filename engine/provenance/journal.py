@@ -30,7 +30,8 @@ from typing import Iterator, NamedTuple, Sequence
 
 import msgpack
 
-from engine.fsutil import is_all_zero
+from engine import fileops
+from engine.fileops import is_all_zero
 
 __all__ = [
     "Journal", "JournalSet", "JournalFrame", "encode_frame", "read_journal", "list_journal_sets", "MAGIC",
@@ -86,7 +87,7 @@ class Journal:
     def append(self, frame: bytes) -> None:
         """Append ``frame``; the caller holds ``lock``. On failure the file is cut back."""
         if self._fd is None:
-            self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+            self._fd = fileops.open_fd(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
             self._size = os.fstat(self._fd).st_size
             if self._size == 0:
                 self._write_all(MAGIC)
@@ -94,10 +95,10 @@ class Journal:
         try:
             self._write_all(frame)
             if self._always_sync:
-                os.fsync(self._fd)
+                fileops.sync(self._fd, self.path)
         except OSError:
             # A partial frame would hide every later frame of this file from recovery.
-            os.ftruncate(self._fd, start)
+            fileops.truncate(self._fd, start, self.path)
             self._size = start
             raise
 
@@ -109,11 +110,12 @@ class Journal:
                 os.close(self._fd)
 
     def _write_all(self, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
-            self._size += written
+        try:
+            fileops.write_all(self._fd, data, self.path)
+        except OSError as error:
+            self._size += getattr(error, "written", 0)
+            raise
+        self._size += len(data)
 
 
 class JournalSet:

@@ -44,7 +44,8 @@ from typing import BinaryIO, Callable, Iterable, Sequence
 import msgpack
 
 from engine.flowfile import ContentClaim
-from engine.fsutil import fsync_directory
+from engine import fileops
+from engine.damage import DamageLog, Quarantine
 from engine.provenance import codec
 from engine.provenance.config import ProvenanceConfig
 from engine.provenance.event import ProvenanceEvent
@@ -100,9 +101,12 @@ class ProvenanceRepository:
     retention on a background thread.
     """
 
-    def __init__(self, directory: Path | str, config: ProvenanceConfig | None = None) -> None:
+    def __init__(self, directory: Path | str, config: ProvenanceConfig | None = None, *,
+                 damage: DamageLog | None = None, quarantine: Quarantine | None = None) -> None:
         self.directory = Path(directory)
         self.config = config or ProvenanceConfig()
+        self.damage = damage or DamageLog()
+        self.quarantine = quarantine or Quarantine(self.directory.parent)
         self._journal_dir = self.directory / "journals"
         self._shard_dir = self.directory / "shards"
         self._lock = threading.RLock()  # the shard list and the highest stored id
@@ -124,8 +128,8 @@ class ProvenanceRepository:
 
     def open(self) -> ProvenanceRepository:
         """Load the shards, roll over journals left by the last run, and accept events."""
-        self._journal_dir.mkdir(parents=True, exist_ok=True)
-        self._shard_dir.mkdir(parents=True, exist_ok=True)
+        fileops.make_directory(self._journal_dir)
+        fileops.make_directory(self._shard_dir)
         self._stored_max_id = self._read_id_floor()
         self._shards = self._load_shards()
         if self._shards:
@@ -168,7 +172,7 @@ class ProvenanceRepository:
                 self._unmerged.append(generation)
             else:
                 for path in generation.paths:
-                    path.unlink(missing_ok=True)
+                    fileops.unlink(path, missing_ok=True)
         with self._rollover_lock:
             self._merge_unmerged()
         with self._lock:
@@ -286,8 +290,8 @@ class ProvenanceRepository:
                     self._shards.append(shard)
                 self._stored_max_id = ids[-1]
         for path in paths:
-            path.unlink(missing_ok=True)
-        fsync_directory(self._journal_dir)
+            fileops.unlink(path, missing_ok=True)
+        fileops.sync_directory(self._journal_dir)
         return len(ids)
 
     def _target_shard(self, first_id: int, min_time: int, max_time: int) -> Shard:
@@ -336,14 +340,7 @@ class ProvenanceRepository:
             return 0
 
     def _write_id_floor(self, value: int) -> None:
-        target = self.directory / _ID_FLOOR
-        temporary = target.with_suffix(".tmp")
-        with open(temporary, "w") as handle:
-            handle.write(str(value))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, target)
-        fsync_directory(self.directory)
+        fileops.write_atomically(self.directory / _ID_FLOOR, str(value).encode())
 
     def run_maintenance(self, now: int | None = None) -> int:
         """Delete shards past the age or size limit (``now`` in ms); return how many were deleted."""

@@ -36,7 +36,7 @@ from typing import Any, Iterable, Sequence
 import msgpack
 import zstandard
 
-from engine.fsutil import fsync_directory
+from engine import fileops
 from engine.provenance import codec
 from engine.provenance.event import ProvenanceEvent
 
@@ -150,7 +150,7 @@ class Shard:
     ) -> Shard:
         """Make a new, empty shard under ``parent``."""
         path = parent / f"{first_time}-{first_id}"
-        path.mkdir()
+        fileops.make_directory(path, parents=False)
         shard = cls(path)
         shard.compression = compression
         shard.indexed_attributes = frozenset(indexed_attributes)
@@ -166,7 +166,7 @@ class Shard:
         referenced = {segment for segment, _, _ in self._blocks}
         for entry in os.scandir(self.path):
             if entry.name.endswith(".seg") and entry.name not in referenced:
-                os.unlink(entry.path)
+                fileops.unlink(entry.path)
         self.size = self._disk_size()
 
     def append(
@@ -259,15 +259,14 @@ class Shard:
         for start, data in zip(starts, chunks):
             rows.append((ids[start], segment, offset, len(data)))
             offset += len(data)
-        fd = os.open(self.path / segment, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        path = self.path / segment
+        fd = fileops.open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         try:
-            view = memoryview(b"".join(chunks))
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
+            fileops.write_all(fd, b"".join(chunks), path)
+            fileops.sync(fd, path)
         finally:
-            os.close(fd)
-        fsync_directory(self.path)
+            fileops.close(fd)
+        fileops.sync_directory(self.path)
         return rows
 
     def select_ids(self, where: Sequence[str], params: Sequence[Any], before: int | None, limit: int) -> list[int]:
@@ -360,6 +359,6 @@ class Shard:
             self._writer.close()
             self._cache.clear()
         doomed = self.path.with_name(self.path.name + ".deleting")
-        os.rename(self.path, doomed)
-        fsync_directory(doomed.parent)
+        fileops.rename(self.path, doomed)
+        fileops.sync_directory(doomed.parent)
         shutil.rmtree(doomed)

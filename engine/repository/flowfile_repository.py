@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from engine.content.claims import ResourceClaimManager
+from engine.damage import DamageLog, Quarantine
 from engine.flowfile import FlowFile, ResourceClaim
-from engine.fsutil import gc_paused
+from engine.memory import gc_paused
 from engine.repository.records import FlowFileRecordSerde, RepositoryRecord
 from engine.repository.swap import SwapManager, SwapSummary
 from engine.wal import SyncPolicy, WriteAheadLog
@@ -64,8 +65,12 @@ class FlowFileRepository:
         sync_policy: SyncPolicy = SyncPolicy.GROUPED,
         skip_corruption: bool = False,
         release_claims: Callable[[list[ResourceClaim]], None] = lambda claims: None,
+        damage: DamageLog | None = None,
+        quarantine: Quarantine | None = None,
     ) -> None:
         self.directory = Path(directory)
+        self.damage = damage or DamageLog()
+        self.quarantine = quarantine or Quarantine(self.directory.parent)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.claim_manager = claim_manager
         self.release_claims = release_claims

@@ -16,7 +16,6 @@ and removed at recovery, and its FlowFiles are still in the log's records.
 from __future__ import annotations
 
 import logging
-import os
 import struct
 import time
 import uuid
@@ -29,7 +28,7 @@ from typing import Any, Sequence
 import msgpack
 
 from engine.flowfile import FlowFile, ResourceClaim
-from engine.fsutil import fsync_directory
+from engine import fileops
 from engine.repository.records import FlowFileRecordSerde, RepositoryRecord
 from engine.wal.serde import UpdateType
 
@@ -92,19 +91,15 @@ class SwapManager:
         ``order`` is kept in the summary as it is: the queue stores what it needs to place the
         file among its FlowFiles without reading it back.
         """
-        self.directory.mkdir(exist_ok=True)
+        fileops.make_directory(self.directory)
         location = f"{int(time.time() * 1000)}-{queue_id}-{uuid.uuid4()}.swap"
         part = self.directory / (location + ".part")
         summary = self._summarize(queue_id, flowfiles, order)
         body = [_serde.to_wire(RepositoryRecord(UpdateType.CREATE, flowfile, queue_id)) for flowfile in flowfiles]
-        with open(part, "wb") as handle:
+        with fileops.AtomicFile(self.path(location), part) as handle:
             handle.write(MAGIC)
             handle.write(_frame(msgpack.packb(summary)))
             handle.write(_frame(msgpack.packb(body)))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(part, self.path(location))
-        fsync_directory(self.directory)
         records = [
             RepositoryRecord(UpdateType.SWAP_OUT, flowfile, queue_id, swap_location=location) for flowfile in flowfiles
         ]
@@ -120,7 +115,7 @@ class SwapManager:
             [RepositoryRecord(UpdateType.SWAP_IN, flowfile, queue_id, swap_location=location) for flowfile in flowfiles],
             force_sync=True,
         )
-        self.path(location).unlink()
+        fileops.unlink(self.path(location))
         return flowfiles
 
     def read_flowfiles(self, location: str) -> list[FlowFile]:
@@ -163,10 +158,10 @@ class SwapManager:
         for entry in entries:
             if entry.name.endswith(".swap.part"):
                 log.info("removing %s, left by a swap-out that never finished", entry)
-                entry.unlink()
+                fileops.unlink(entry)
             elif entry.name.endswith(".swap") and entry.name not in known:
                 log.warning("removing swap file %s: the FlowFile repository never recorded it", entry)
-                entry.unlink()
+                fileops.unlink(entry)
         for location in sorted(known):
             summary = self.read_summary(location)
             by_queue.setdefault(summary.queue_id, []).append((location, summary))
@@ -180,7 +175,7 @@ class SwapManager:
                                force_sync=True)
         for claim, count in summary.claims.items():
             self.repository.claim_manager.decrement(claim, count)
-        self.path(location).unlink(missing_ok=True)
+        fileops.unlink(self.path(location), missing_ok=True)
         return summary
 
     @staticmethod

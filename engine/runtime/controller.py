@@ -22,6 +22,7 @@ from engine.flow.loader import FlowDefinitionError, FlowProblem
 from engine.flow.model import FlowDefinition, ProcessGroupConfig
 from engine.flow.parameters import ParameterResolver
 from engine.flow.validation import check_flow
+from engine.damage import Damage
 from engine.flowfile import FlowFile
 from engine.provenance.event import ProvenanceEvent, ProvenanceEventType as E
 from engine.queue import FlowFileQueue, QueueSettings
@@ -97,6 +98,7 @@ class FlowController:
         self.config = config or RuntimeConfig()
         self.clock = clock or SystemClock()
         self.bulletins = BulletinBoard()
+        storage.damage.subscribe(self._post_damage)
         self.scheduler = Scheduler(self.clock, self.config.max_timer_driven_threads)
         self.runtime = Runtime(storage, self.config, self.clock, self.bulletins, role or NodeRole(),
                                LocalStateProvider(storage.data_dir / "state" / "local"), cluster_state, self.scheduler)
@@ -114,6 +116,10 @@ class FlowController:
         self._stop = threading.Event()
         self._maintenance: threading.Thread | None = None
         self._last_status_log = time.monotonic()
+
+    def _post_damage(self, damage: Damage) -> None:
+        """Make damage found in the data directory a bulletin of the node's storage."""
+        self.bulletins.post("ERROR", f"storage:{damage.path}", damage.kind, "Storage", "", str(damage))
 
     # -- building -------------------------------------------------------------------------
 

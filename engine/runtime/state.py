@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Mapping
 
 from engine.components.state import Scope, StateManager, StateMap
-from engine.fsutil import write_atomically
+from engine.fileops import write_atomically
 
 __all__ = ["ComponentStateManager", "LocalStateProvider"]
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import heapq
 import logging
-import os
 import socket
 import ssl
 import struct
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import msgpack
 
+from engine import fileops
 from engine.components import ControllerService, ExpressionScope, PropertyDescriptor
 from engine.components import validators as v
 from engine.services.apis import SSLContextProvider
@@ -318,13 +318,9 @@ class _Store:
 
     def checkpoint(self, entries: list[list]) -> None:
         """Write a snapshot of ``entries`` atomically, then start an empty journal."""
-        temporary = self.directory / (self.SNAPSHOT + ".tmp")
-        with open(temporary, "wb") as out:
-            out.write(msgpack.packb({"version": 1, "entries": entries}, use_bin_type=True))
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, self.directory / self.SNAPSHOT)
-        _fsync_directory(self.directory)
+        fileops.write_atomically(
+            self.directory / self.SNAPSHOT, msgpack.packb({"version": 1, "entries": entries}, use_bin_type=True)
+        )
         if self._journal is not None:
             self._journal.close()
         self._journal = open(self.directory / self.JOURNAL, "wb")  # noqa: SIM115 - kept open for appends
@@ -341,14 +337,6 @@ class _Store:
         if self._journal is not None:
             self._journal.close()
             self._journal = None
-
-
-def _fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 # -- the network server ------------------------------------------------------------------------

@@ -27,7 +27,8 @@ from typing import Any, Iterator
 
 import msgpack
 
-from engine.fsutil import is_all_zero
+from engine import fileops
+from engine.fileops import is_all_zero
 
 __all__ = [
     "JournalCorruptionError",
@@ -99,18 +100,14 @@ class JournalWriter:
         self.path = path
         self.dsync = dsync
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | (os.O_DSYNC if dsync else 0)
-        self.fd = os.open(path, flags, 0o644)
+        self.fd = fileops.open_fd(path, flags)
         header = msgpack.packb({"serde": serde_name, "serde_version": serde_version})
         self._write(MAGIC + _U32.pack(len(header)) + header)
         self.transactions = 0
         self.bytes_written = 0
 
     def _write(self, data: bytes) -> None:
-        written = os.write(self.fd, data)
-        if written != len(data):
-            view = memoryview(data)[written:]
-            while view:
-                view = view[os.write(self.fd, view):]
+        fileops.write_all(self.fd, data, self.path)
 
     def append(self, frame: bytes) -> None:
         """Append one framed transaction (see :func:`encode_transaction`)."""
@@ -128,15 +125,15 @@ class JournalWriter:
     def sync(self) -> None:
         """Make everything appended so far durable."""
         if not self.dsync:
-            os.fdatasync(self.fd)
+            fileops.sync(self.fd, self.path, data_only=True)
 
     def close(self) -> None:
         """Write the end marker, sync and close."""
         try:
             self._write(bytes((END,)))
-            os.fsync(self.fd)
+            fileops.sync(self.fd, self.path)
         finally:
-            os.close(self.fd)
+            fileops.close(self.fd)
 
 
 @dataclass

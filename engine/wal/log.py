@@ -13,7 +13,8 @@ from typing import Any, Callable, Generic, Iterable, TypeVar
 
 import msgpack
 
-from engine.fsutil import fsync_directory, gc_paused
+from engine import fileops
+from engine.memory import gc_paused
 from engine.wal import snapshot as snapshots
 from engine.wal.journal import JournalReadResult, JournalWriter, encode_transaction, journal_path, list_journals, read_journal
 from engine.wal.serde import SerDe, UpdateType
@@ -234,7 +235,7 @@ class WriteAheadLog(Generic[R]):
     def _recover(self, read_only: bool) -> RecoveryReport:
         started = time.monotonic()
         if not read_only:
-            self.journal_directory.mkdir(parents=True, exist_ok=True)
+            fileops.make_directory(self.journal_directory)
         report = RecoveryReport()
         serde = self.serde
         contents = snapshots.load_snapshot(self.directory, read_only=read_only)
@@ -288,7 +289,7 @@ class WriteAheadLog(Generic[R]):
             journal_path(self.journal_directory, txn), self.serde.name, self.serde.version,
             dsync=self.sync_policy is not SyncPolicy.OS,
         )
-        fsync_directory(self.journal_directory)
+        fileops.sync_directory(self.journal_directory)
 
     # -- updates --------------------------------------------------------------------------
 
@@ -400,7 +401,7 @@ class WriteAheadLog(Generic[R]):
                 token = on_cut() if on_cut is not None else None
                 current_journal = self._journal.path
             to_wire = self.serde.to_wire
-            snapshots.write_partial(
+            snapshots.write_snapshot(
                 self.directory,
                 (to_wire(record) for record in records),
                 swap_locations,
@@ -409,7 +410,6 @@ class WriteAheadLog(Generic[R]):
                 serde_name=self.serde.name,
                 serde_version=self.serde.version,
             )
-            snapshots.promote_partial(self.directory)
             removed = remove_covered_journals(self.journal_directory, keep=current_journal)
         report = CheckpointReport(max_txn_id, len(records), len(swap_locations), removed, time.monotonic() - started)
         log.debug("checkpoint: %s", report)
@@ -442,8 +442,8 @@ def remove_covered_journals(journal_directory: Path, keep: Path) -> int:
     removed = 0
     for _, path in list_journals(journal_directory):
         if path != keep:
-            path.unlink()
+            fileops.unlink(path)
             removed += 1
     if removed:
-        fsync_directory(journal_directory)
+        fileops.sync_directory(journal_directory)
     return removed

@@ -16,7 +16,6 @@ crash came between removing the old snapshot and the rename).
 from __future__ import annotations
 
 import logging
-import os
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -25,7 +24,7 @@ from typing import Any, Iterable
 
 import msgpack
 
-from engine.fsutil import fsync_directory
+from engine import fileops
 
 __all__ = ["SnapshotCorruptionError", "SnapshotContents", "read_snapshot", "load_snapshot"]
 
@@ -62,7 +61,7 @@ def _frame(kind: bytes, payload: bytes) -> bytes:
     return _FRAME.pack(kind[0], len(payload), zlib.crc32(payload)) + payload
 
 
-def write_partial(
+def write_snapshot(
     directory: Path,
     wire_records: Iterable[Any],
     swap_locations: Iterable[str],
@@ -71,15 +70,14 @@ def write_partial(
     record_count: int,
     serde_name: str,
     serde_version: int,
-) -> Path:
-    """Write and sync ``.partial``; return its path."""
-    path = directory / PARTIAL_NAME
+) -> None:
+    """Write the snapshot through ``.partial``: synced, renamed over ``snapshot``, directory synced."""
     header = msgpack.packb(
         {"serde": serde_name, "serde_version": serde_version, "max_txn_id": max_txn_id, "records": record_count}
     )
     packer = msgpack.Packer()
     written = 0
-    with open(path, "wb", buffering=1 << 20) as handle:
+    with fileops.AtomicFile(directory / SNAPSHOT_NAME, directory / PARTIAL_NAME) as handle:
         handle.write(MAGIC + _U32.pack(len(header)) + header)
         block: list[Any] = []
         for wire in wire_records:
@@ -93,15 +91,11 @@ def write_partial(
             written += len(block)
         handle.write(_frame(b"S", packer.pack(sorted(swap_locations))))
         handle.write(_frame(b"E", packer.pack(written)))
-        handle.flush()
-        os.fsync(handle.fileno())
-    return path
 
 
-def promote_partial(directory: Path) -> None:
-    """Atomically replace ``snapshot`` with ``.partial`` and make the rename durable."""
-    os.replace(directory / PARTIAL_NAME, directory / SNAPSHOT_NAME)
-    fsync_directory(directory)
+def _promote_partial(directory: Path) -> None:
+    fileops.rename(directory / PARTIAL_NAME, directory / SNAPSHOT_NAME)
+    fileops.sync_directory(directory)
 
 
 def load_snapshot(directory: Path, *, read_only: bool = False) -> SnapshotContents | None:
@@ -117,8 +111,8 @@ def load_snapshot(directory: Path, *, read_only: bool = False) -> SnapshotConten
     if snapshot.exists():
         if partial.exists() and not read_only:
             log.info("found %s beside %s: a checkpoint was interrupted; keeping the snapshot", partial, snapshot)
-            partial.unlink()
-            fsync_directory(directory)
+            fileops.unlink(partial)
+            fileops.sync_directory(directory)
         return read_snapshot(snapshot)
     if not partial.exists():
         return None
@@ -128,12 +122,12 @@ def load_snapshot(directory: Path, *, read_only: bool = False) -> SnapshotConten
         if read_only:
             return None
         log.warning("deleting %s: %s; the first checkpoint was interrupted and the journals are intact", partial, error)
-        partial.unlink()
-        fsync_directory(directory)
+        fileops.unlink(partial)
+        fileops.sync_directory(directory)
         return None
     if not read_only:
         log.info("found only %s: promoting it to %s", partial, snapshot)
-        promote_partial(directory)
+        _promote_partial(directory)
     return contents
 
 

@@ -20,14 +20,29 @@ CHILD = textwrap.dedent(
     """
     import os, signal, sys
     from pathlib import Path
+    from engine import fileops
     from engine.wal import SyncPolicy, UpdateType, WriteAheadLog
-    from engine.wal import log as wal_log, snapshot
     from tests.engine.wal.conftest import Rec, RecSerde
 
     directory, step, first, count, earlier_checkpoint = Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
 
-    def die(*args, **kwargs):
+    def die():
         os.kill(os.getpid(), signal.SIGKILL)
+
+    def crash_at_step(operation, path, size):
+        name = os.path.basename(path)
+        if step == "mid-partial" and operation == "sync" and name == ".partial":
+            with open(path, "r+b") as handle:
+                handle.truncate(os.path.getsize(path) // 2)
+            die()
+        if step == "after-partial" and operation == "rename" and name == "snapshot":
+            die()
+        if operation == "unlink" and name.endswith(".journal"):
+            if step == "mid-journal-removal":
+                os.unlink(path)
+            if step in ("after-rename", "mid-journal-removal"):
+                die()
+        return None
 
     wal = WriteAheadLog(directory, RecSerde(), sync_policy=SyncPolicy.OS)
     wal.recover()
@@ -35,25 +50,7 @@ CHILD = textwrap.dedent(
         wal.update([Rec(UpdateType.CREATE, i, "v%d" % i)])
         if earlier_checkpoint and i == first + count // 2:
             wal.checkpoint()
-    if step == "mid-partial":
-        original = snapshot.write_partial
-        def torn_partial(directory, *args, **kwargs):
-            path = original(directory, *args, **kwargs)
-            with open(path, "r+b") as handle:
-                handle.truncate(path.stat().st_size // 2)
-            die()
-        snapshot.write_partial = torn_partial
-    elif step == "after-partial":
-        snapshot.promote_partial = die
-    elif step == "after-rename":
-        wal_log.remove_covered_journals = die
-    elif step == "mid-journal-removal":
-        original_remove = wal_log.remove_covered_journals
-        def remove_one(journal_directory, keep):
-            victims = [p for p in sorted(journal_directory.glob("*.journal")) if p != keep]
-            victims[0].unlink()
-            die()
-        wal_log.remove_covered_journals = remove_one
+    fileops.set_fault_hook(crash_at_step)
     wal.checkpoint()
     """
 )
