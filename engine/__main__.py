@@ -49,7 +49,8 @@ def _run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
         run_node(args.data_dir, args.flow, config=args.config, parameter=args.parameter,
-                 status_interval=args.status_interval, name=args.data_dir.resolve().name)
+                 status_interval=args.status_interval, name=args.data_dir.resolve().name,
+                 accept_damage=args.accept_damage)
     except RunError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

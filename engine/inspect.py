@@ -2,8 +2,10 @@
 
 Prints the FlowFiles per queue (swapped ones included), the write-ahead log's state, content
 claims and archive figures, and provenance shard figures; then verifies that every FlowFile's
-content exists and that claimant counts match the references. Exits 1 on any inconsistency,
-2 when the directory cannot be read at all. Nothing in the directory is changed.
+content exists and that claimant counts match the references. Every damage found is printed
+with its file and byte offset. Exits 1 on any damage or inconsistency, 2 when the directory is
+not a node's data directory. Nothing in the directory is changed, and no damage makes it stop
+early: a part that cannot be read is reported and the others are still checked.
 """
 
 from __future__ import annotations
@@ -13,18 +15,36 @@ import json
 import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import Callable, TextIO
 
 from engine.config import StorageConfig
 from engine.content.claims import ResourceClaimManager
 from engine.content.repository import ContentRepository
 from engine.provenance.repository import describe_directory
-from engine.repository.flowfile_repository import FlowFileRepository
+from engine.repository.flowfile_repository import FlowFileRepository, RecoveredFlowFiles
 from engine.units import format_data_size
 from engine.verify import verify
-from engine.wal.journal import JournalCorruptionError
-from engine.wal.snapshot import SnapshotCorruptionError
 
 __all__ = ["main"]
+
+
+class _Findings:
+    """What the inspection found wrong, printed as it goes."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.count = 0
+
+    def report(self, kind: str, text: str) -> None:
+        self.count += 1
+        print(f"{kind}: {text}", file=self.out)
+
+    def guarded(self, part: str, check: Callable[[], None]) -> None:
+        """Run one part of the inspection; a failure is a finding, never the end of it."""
+        try:
+            check()
+        except Exception as error:  # the inspection must report, not crash
+            self.report("UNREADABLE", f"{part}: {type(error).__name__}: {error}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,25 +57,47 @@ def main(argv: list[str] | None = None) -> int:
     if not (data_dir / "flowfile_repository").is_dir():
         print(f"{data_dir} is not a node data directory (no flowfile_repository/ in it)", file=sys.stderr)
         return 2
-    config = StorageConfig.from_mapping(json.loads(args.config.read_text())) if args.config else StorageConfig()
+    try:
+        config = StorageConfig.from_mapping(json.loads(args.config.read_text())) if args.config else StorageConfig()
+    except (OSError, ValueError) as error:
+        print(f"cannot read the settings {args.config}: {error}", file=sys.stderr)
+        return 2
+    out = sys.stdout
+    findings = _Findings(out)
 
     claims = ResourceClaimManager()
     flowfiles = FlowFileRepository(data_dir / "flowfile_repository", claims)
-    try:
-        recovered = flowfiles.recover(read_only=True)
-    except (JournalCorruptionError, SnapshotCorruptionError) as error:
-        print(f"INCONSISTENT: {error}", file=sys.stderr)
-        return 1
+    recovered: list[RecoveredFlowFiles] = []
+    findings.guarded("FlowFile repository", lambda: recovered.append(_report_flowfiles(flowfiles, findings)))
     content = ContentRepository(config.container_paths(data_dir), ResourceClaimManager(), config.content_repository)
-    out = sys.stdout
+    findings.guarded("content repository", lambda: _report_content(content, out))
+    findings.guarded("provenance repository", lambda: _report_provenance(data_dir, out))
+    if recovered:
+        findings.guarded("verification", lambda: _verify(flowfiles, content, claims, findings))
+    if findings.count:
+        print(f"INCONSISTENT: {findings.count} problem(s) found", file=out)
+        return 1
+    print("OK", file=out)
+    return 0
 
+
+def _report_flowfiles(flowfiles: FlowFileRepository, findings: _Findings) -> RecoveredFlowFiles:
+    out = findings.out
+    recovered = flowfiles.recover(read_only=True)
     wal = recovered.wal
     print("FlowFile repository", file=out)
     print(f"  snapshot: {wal.snapshot_records} records up to transaction {wal.snapshot_max_txn_id}", file=out)
-    for journal in wal.journals:
-        state = "closed" if journal.clean_end else "open"
-        torn = f", torn tail at byte {journal.torn_at}" if journal.torn_at is not None else ""
-        print(f"  journal {journal.path.name}: {journal.transactions} transactions ({state}{torn})", file=out)
+    for scan in wal.journals:
+        state = "closed" if scan.end_marker else "open"
+        if scan.problem is not None and scan.problem.torn:
+            state += f", torn tail at byte {scan.problem.offset}"
+        print(f"  journal {scan.name}: {scan.transactions} transactions ({state})", file=out)
+    for note in wal.notes:
+        print(f"  note: {note}", file=out)
+    for damage in wal.damages:
+        findings.report("DAMAGE", str(damage))
+    for item in wal.given_up:
+        print(f"  a start with --accept-damage would give up: {item}", file=out)
     swapped = defaultdict(lambda: [0, 0, 0])
     for queue_id, files in recovered.swap_files.items():
         for _, summary in files:
@@ -71,7 +113,10 @@ def main(argv: list[str] | None = None) -> int:
         if files:
             line += f"; swapped: {count} FlowFiles, {format_data_size(size)} in {files} file(s)"
         print(line, file=out)
+    return recovered
 
+
+def _report_content(content: ContentRepository, out: TextIO) -> None:
     print("Content repository", file=out)
     for name, figures in content.stats().containers.items():
         print(
@@ -80,10 +125,16 @@ def main(argv: list[str] | None = None) -> int:
             file=out,
         )
 
+
+def _report_provenance(data_dir: Path, out: TextIO) -> None:
     print("Provenance repository", file=out)
     for line in describe_directory(data_dir / "provenance_repository"):
         print(f"  {line}", file=out)
 
+
+def _verify(flowfiles: FlowFileRepository, content: ContentRepository, claims: ResourceClaimManager,
+            findings: _Findings) -> None:
+    out = findings.out
     result = verify(flowfiles, content, claims.counts())
     if result.unreferenced_claims:
         print(
@@ -92,12 +143,8 @@ def main(argv: list[str] | None = None) -> int:
             file=out,
         )
     print(f"Verified {result.flowfiles} FlowFiles in memory and {result.swapped_flowfiles} swapped", file=out)
-    if not result.ok:
-        for problem in result.problems:
-            print(f"INCONSISTENT: {problem}", file=out)
-        return 1
-    print("OK", file=out)
-    return 0
+    for problem in result.problems:
+        findings.report("INCONSISTENT", problem)
 
 
 if __name__ == "__main__":

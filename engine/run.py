@@ -19,6 +19,7 @@ from pathlib import Path
 from engine.cluster.agent import ClusterAgent, ClusterOptions
 from engine.cluster.keys import ClusterKeys
 from engine.cluster.state import ClusterStateProvider
+from engine.damage import StorageCorruptionError
 from engine.node import NodeConfig, StandaloneNode
 from engine.runtime.connectable import NodeRole
 from engine.runtime.state import LocalStateProvider
@@ -42,10 +43,15 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
                         help="set a parameter of the flow's parameter contexts (repeatable)")
     parser.add_argument("--status-interval", type=float, metavar="SECONDS",
                         help="seconds between status lines in the log (default 60)")
+    parser.add_argument("--accept-damage", action="store_true",
+                        help="start even though the FlowFile repository's write-ahead log is damaged: keep a copy "
+                             "of its files in DATA_DIR/quarantine/, recover what is readable and report what was "
+                             "given up (without it, a damaged log refuses to start and nothing is changed)")
 
 
 def run_node(data_dir: Path, flow: Path | None = None, *, config: Path | None = None, parameter: Sequence[str] = (),
-             status_interval: float | None = None, name: str = "node", cluster: ClusterOptions | None = None) -> None:
+             status_interval: float | None = None, name: str = "node", cluster: ClusterOptions | None = None,
+             accept_damage: bool = False) -> None:
     """Run the node over ``data_dir`` until SIGTERM or SIGINT, then stop it cleanly.
 
     The arguments are those of ``add_run_arguments`` (``parameter`` holds ``NAME=VALUE`` texts);
@@ -53,6 +59,9 @@ def run_node(data_dir: Path, flow: Path | None = None, *, config: Path | None = 
     ``engine.cluster.agent``). Raises RunError when the node cannot start.
     """
     node_config = _node_config(config, status_interval)
+    if accept_damage:
+        node_config = replace(node_config, storage=replace(node_config.storage, flowfile_repository=replace(
+            node_config.storage.flowfile_repository, accept_damage=True)))
     agent = None
     if cluster is None:
         node = StandaloneNode(data_dir, node_config)
@@ -80,7 +89,10 @@ def run_node(data_dir: Path, flow: Path | None = None, *, config: Path | None = 
         signal.signal(signum, lambda *_: stop.set())
     if agent is not None:
         agent.connect()
-    failures = node.start()
+    try:
+        failures = node.start()
+    except StorageCorruptionError as error:
+        raise RunError(str(error)) from None
     if agent is not None:
         agent.start()
     log.info("%s: running %s from %s; %d component(s) could not start", name, node.flow.root.name or "the flow",

@@ -54,7 +54,7 @@ class NodeStorage:
             self.data_dir / "flowfile_repository",
             self.claims,
             sync_policy=flowfile_config.sync_policy,
-            skip_corruption=flowfile_config.skip_corrupt_journal,
+            accept_damage=flowfile_config.accept_damage,
             release_claims=self.content.release,
             damage=self.damage,
             quarantine=self.quarantine,

@@ -98,6 +98,11 @@ class ResourceClaimManager:
             self._destructible.clear()
             return drained
 
+    def requeue_destructible(self, claims: list[ResourceClaim]) -> None:
+        """Put back claims taken by a drain whose checkpoint failed (they wait for the next one)."""
+        with self._lock:
+            self._destructible.extend(claims)
+
     def counts(self) -> dict[ResourceClaim, int]:
         """A copy of every non-zero count (for inspection and verification)."""
         with self._lock:

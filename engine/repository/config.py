@@ -17,12 +17,14 @@ class FlowFileRepositoryConfig:
 
     ``sync_policy``: ``always``, ``grouped`` (default) or ``os`` — see ``SyncPolicy``.
     ``checkpoint_interval``: seconds between checkpoints (default 2 minutes, as seed 001 says).
-    ``skip_corrupt_journal``: discard journal data after a corruption instead of refusing to start.
+    ``accept_damage``: start even though the write-ahead log is damaged — copy the log's files to
+    the quarantine folder first, recover everything readable and report what was given up —
+    instead of refusing to start.
     """
 
     sync_policy: SyncPolicy = SyncPolicy.GROUPED
     checkpoint_interval: float = 120.0
-    skip_corrupt_journal: bool = False
+    accept_damage: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "sync_policy", SyncPolicy(self.sync_policy))
@@ -38,5 +40,5 @@ class FlowFileRepositoryConfig:
 _PARSERS = {
     "sync_policy": lambda value: SyncPolicy(as_choice(*(policy.value for policy in SyncPolicy))(value)),
     "checkpoint_interval": as_duration,
-    "skip_corrupt_journal": as_bool,
+    "accept_damage": as_bool,
 }

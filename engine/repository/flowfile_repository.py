@@ -63,8 +63,9 @@ class FlowFileRepository:
         claim_manager: ResourceClaimManager,
         *,
         sync_policy: SyncPolicy = SyncPolicy.GROUPED,
-        skip_corruption: bool = False,
+        accept_damage: bool = False,
         release_claims: Callable[[list[ResourceClaim]], None] = lambda claims: None,
+        sync_content: Callable[[], None] = lambda: None,
         damage: DamageLog | None = None,
         quarantine: Quarantine | None = None,
     ) -> None:
@@ -74,8 +75,10 @@ class FlowFileRepository:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.claim_manager = claim_manager
         self.release_claims = release_claims
+        self.sync_content = sync_content
         self.wal: WriteAheadLog[RepositoryRecord] = WriteAheadLog(
-            self.directory, FlowFileRecordSerde(), sync_policy=sync_policy, skip_corruption=skip_corruption
+            self.directory, FlowFileRecordSerde(), sync_policy=sync_policy, accept_damage=accept_damage,
+            damage=self.damage, quarantine=self.quarantine,
         )
         self.swap = SwapManager(self)
         self._ids = itertools.count()
@@ -142,8 +145,24 @@ class FlowFileRepository:
             self.claim_manager.decrement_all(released)
 
     def checkpoint(self) -> CheckpointReport:
-        """Snapshot the log, then release the content claims the snapshot no longer references."""
-        report, destructible = self.wal.checkpoint(on_cut=self.claim_manager.drain_destructible)
+        """Snapshot the log, then release the content claims the snapshot no longer references.
+
+        Content written so far is synced first (``sync_content``), so the snapshot never names
+        content a power loss could take, whatever the sync policy. If the checkpoint fails, the
+        claims it took stay queued for the next one.
+        """
+        taken: list[list[ResourceClaim]] = []
+
+        def cut() -> list[ResourceClaim]:
+            taken.append(self.claim_manager.drain_destructible())
+            return taken[0]
+
+        try:
+            report, destructible = self.wal.checkpoint(on_cut=cut, before_snapshot=self.sync_content)
+        except BaseException:
+            if taken:
+                self.claim_manager.requeue_destructible(taken[0])
+            raise
         if destructible:
             self.release_claims(destructible)
         return report
@@ -158,6 +177,8 @@ class FlowFileRepository:
             while not self._stop.wait(checkpoint_interval):
                 try:
                     self.checkpoint()
+                except OSError as error:
+                    log.error("FlowFile repository checkpoint failed: %s; retrying at the next interval", error)
                 except Exception:
                     log.exception("FlowFile repository checkpoint failed; retrying at the next interval")
 
@@ -165,11 +186,19 @@ class FlowFileRepository:
         self._checkpoint_thread.start()
 
     def close(self) -> None:
-        """Stop checkpointing, take a final checkpoint and close the log (idempotent)."""
+        """Stop checkpointing, take a final checkpoint and close the log (idempotent).
+
+        A final checkpoint that fails (a full disk) is logged, not raised: every committed
+        transaction is in the journals and is recovered at the next start.
+        """
         if self.wal.closed:
             return
         self._stop.set()
         if self._checkpoint_thread is not None:
             self._checkpoint_thread.join()
-        self.checkpoint()
+        try:
+            self.checkpoint()
+        except OSError as error:
+            log.error("could not write the checkpoint of %s: %s; every committed FlowFile is in the journals and "
+                      "is recovered at the next start", self.directory, error)
         self.wal.close(checkpoint=False)

@@ -4,8 +4,8 @@ The FlowFile repository is built on it; it knows nothing of FlowFiles itself. Se
 ``docs/engine-storage.md`` for the on-disk formats and the guarantee of each sync policy.
 """
 
-from engine.wal.log import SyncPolicy, WriteAheadLog
+from engine.wal.log import CommitFailedError, WriteAheadLog
 from engine.wal.serde import SerDe, UpdateType
-from engine.wal.journal import JournalCorruptionError
+from engine.wal.sync_policy import SyncPolicy
 
-__all__ = ["SyncPolicy", "WriteAheadLog", "SerDe", "UpdateType", "JournalCorruptionError"]
+__all__ = ["CommitFailedError", "SyncPolicy", "WriteAheadLog", "SerDe", "UpdateType"]

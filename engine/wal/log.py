@@ -1,25 +1,42 @@
-"""The write-ahead log: one journal transaction per update, periodic snapshots, recovery."""
+"""The write-ahead log: one journal transaction per update, periodic snapshots, recovery.
+
+An update is acknowledged only once it is as durable as the sync policy promises, and applied
+to the in-memory state only then: a write or sync that fails fails every commit whose frames
+it carried, leaves the state as it was, and leaves the log on a healthy journal — the failed
+bytes are cut off, or, when the file cannot be cut, the next commit opens a new journal whose
+header records where the old one's committed bytes end. See ``docs/engine-storage.md``.
+"""
 
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from collections import deque
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
-from typing import Any, Callable, Generic, Iterable, TypeVar
+from typing import Callable, Generic, Iterable, TypeVar
 
 import msgpack
 
 from engine import fileops
+from engine.damage import Damage, DamageLog, Quarantine, StorageCorruptionError
 from engine.memory import gc_paused
 from engine.wal import snapshot as snapshots
-from engine.wal.journal import JournalReadResult, JournalWriter, encode_transaction, journal_path, list_journals, read_journal
+from engine.wal.committer import Commit, GroupCommitter
+from engine.wal.journal import (
+    JournalEnd,
+    JournalScan,
+    JournalWriter,
+    encode_transaction,
+    journal_name,
+    list_journals,
+    parse_journal_name,
+)
+from engine.wal.recovery import REMEDY, RecoveryPlan, plan_recovery
 from engine.wal.serde import SerDe, UpdateType
+from engine.wal.sync_policy import SyncPolicy
 
-__all__ = ["SyncPolicy", "WriteAheadLog", "RecoveryReport", "CheckpointReport"]
+__all__ = ["CheckpointReport", "CommitFailedError", "RecoveryReport", "SyncPolicy", "WriteAheadLog"]
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +49,6 @@ _UPDATE, _DELETE, _SWAP_OUT, _SWAP_IN, _SWAP_FILE_DELETED, _SWAP_FILE_RENAMED = 
     int(UpdateType.SWAP_FILE_DELETED), int(UpdateType.SWAP_FILE_RENAMED),
 )
 
-
 _thread_state = threading.local()
 
 
@@ -44,38 +60,35 @@ def _packer() -> msgpack.Packer:
     return packer
 
 
-class SyncPolicy(str, Enum):
-    """When a committed transaction is forced to stable storage.
-
-    * ``always``: each update is synced before it returns; survives a power loss, one sync per
-      commit.
-    * ``grouped``: each update is synced before it returns, but commits that arrive while a sync
-      is running share the next one; the same guarantee as ``always`` at a fraction of the syncs.
-    * ``os``: each update is handed to the kernel before it returns and synced only at
-      checkpoints; survives a kill of the process, not a power loss or kernel crash.
-    """
-
-    ALWAYS = "always"
-    GROUPED = "grouped"
-    OS = "os"
+class CommitFailedError(OSError):
+    """An update that was not written: nothing of it was applied, and the log can go on."""
 
 
 @dataclass
 class RecoveryReport:
-    """What recovery found."""
+    """What recovery found: the snapshot, the journals replayed, and any damage.
+
+    ``notes`` are harmless findings (torn tails, bytes of failed commits); ``damages`` the
+    damage found; ``given_up`` what an accepted damage cost; ``quarantine`` where the files
+    were copied before anything changed.
+    """
 
     snapshot_records: int = 0
     snapshot_max_txn_id: int = -1
-    journals: list[JournalReadResult] = field(default_factory=list)
+    journals: list[JournalScan] = field(default_factory=list)
     transactions_replayed: int = 0
     records: int = 0
     swap_locations: int = 0
     seconds: float = 0.0
+    damages: list[Damage] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    given_up: list[str] = field(default_factory=list)
+    quarantine: Path | None = None
 
     @property
-    def torn_tails(self) -> list[JournalReadResult]:
+    def torn_tails(self) -> list[JournalScan]:
         """Journals whose tail was torn by a crash."""
-        return [journal for journal in self.journals if journal.torn_at is not None]
+        return [scan for scan in self.journals if scan.problem is not None and scan.problem.torn]
 
 
 @dataclass
@@ -89,108 +102,13 @@ class CheckpointReport:
     seconds: float
 
 
-class _GroupSync:
-    """Lets concurrent committers share one write and one sync.
-
-    Under the ``grouped`` policy a committer only queues its framed transaction; whoever finds
-    no sync running becomes the leader, writes every queued frame with one call, syncs, and
-    releases the committers the sync covered. Each waiting committer sleeps on a lock of its
-    own, so a sync wakes exactly the threads it finished and none of them has to fight for a
-    shared lock on the way out: thread hand-overs, not the disk, bound a Python process that
-    commits from many threads.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.synced_txn = -1
-        self._busy = False
-        self._waiters: list[tuple[int, Any]] = []
-
-    def wait_durable(self, txn_id: int, wal: WriteAheadLog[Any]) -> None:
-        """Return once transaction ``txn_id`` is durable, syncing it if nobody else is."""
-        while self.synced_txn < txn_id:
-            with self._lock:
-                if self.synced_txn >= txn_id:
-                    return
-                if self._busy:
-                    gate = _new_locked_gate()
-                    self._waiters.append((txn_id, gate))
-                else:
-                    gate = None
-                    self._busy = True
-            if gate is not None:
-                gate.acquire()  # released once our transaction is durable, or to let us lead
-                continue
-            self._lead(wal)
-
-    def _lead(self, wal: WriteAheadLog[Any]) -> None:
-        # A leader keeps syncing, for a few rounds, whatever was queued during its last sync:
-        # the next sync then starts at once instead of after another thread has been woken.
-        for _ in range(_LEADER_ROUNDS):
-            # Journals are swapped only while this object is busy (see ``pause``), and every
-            # frame up to ``target`` was queued before ``target`` was published.
-            target = wal._last_written_txn
-            journal = wal._journal
-            try:
-                with wal._flush_lock:
-                    wal._write_pending(journal)
-                journal.sync()
-            except BaseException:
-                self._finish(None, keep_leading=False)
-                raise
-            if not self._finish(target, keep_leading=True):
-                return
-        self._finish(None, keep_leading=False)
-
-    def pause(self) -> None:
-        """Wait for a running sync to end and keep others from starting (until ``resume``)."""
-        while True:
-            with self._lock:
-                if not self._busy:
-                    self._busy = True
-                    return
-                gate = _new_locked_gate()
-                self._waiters.append((-1, gate))
-            gate.acquire()
-
-    def resume(self, synced_txn: int | None) -> None:
-        """End a pause; everything up to ``synced_txn`` (if given) is durable."""
-        self._finish(synced_txn, keep_leading=False)
-
-    def _finish(self, synced_txn: int | None, *, keep_leading: bool) -> bool:
-        """Release the committers ``synced_txn`` covers; True if the caller should sync again."""
-        with self._lock:
-            if synced_txn is not None and synced_txn > self.synced_txn:
-                self.synced_txn = synced_txn
-            done = self.synced_txn
-            released = [gate for txn, gate in self._waiters if txn <= done]
-            waiting = [(txn, gate) for txn, gate in self._waiters if txn > done]
-            again = keep_leading and bool(waiting)
-            if not again:
-                self._busy = False
-                if waiting:
-                    released.append(waiting.pop(0)[1])  # the next leader
-            self._waiters = waiting
-        for gate in released:
-            gate.release()
-        return again
-
-
-_LEADER_ROUNDS = 8
-
-
-def _new_locked_gate():
-    gate = threading.Lock()
-    gate.acquire()
-    return gate
-
-
 class WriteAheadLog(Generic[R]):
     """A write-ahead log of records keyed by id, plus a set of swap-file locations.
 
-    ``update`` appends one transaction and applies it to the in-memory state; ``checkpoint``
-    writes that state as a snapshot and drops the journals it covers; ``recover`` rebuilds the
-    state from the snapshot and the journals. Create it, call ``recover`` once, then update.
+    ``update`` appends one transaction and, once it is durable, applies it to the in-memory
+    state; ``checkpoint`` writes that state as a snapshot and drops the journals it covers;
+    ``recover`` rebuilds the state from the snapshot and the journals, refusing damage unless
+    ``accept_damage``. Create it, call ``recover`` once, then update.
     """
 
     def __init__(
@@ -199,26 +117,26 @@ class WriteAheadLog(Generic[R]):
         serde: SerDe[R],
         *,
         sync_policy: SyncPolicy = SyncPolicy.GROUPED,
-        skip_corruption: bool = False,
+        accept_damage: bool = False,
+        damage: DamageLog | None = None,
+        quarantine: Quarantine | None = None,
     ) -> None:
         self.directory = Path(directory)
         self.journal_directory = self.directory / "journals"
         self.serde = serde
         self.sync_policy = SyncPolicy(sync_policy)
-        self._always = self.sync_policy is SyncPolicy.ALWAYS
-        self._grouped = self.sync_policy is SyncPolicy.GROUPED
-        self.skip_corruption = skip_corruption
+        self.accept_damage = accept_damage
+        self.damage = damage or DamageLog()
+        self.quarantine = quarantine or Quarantine(self.directory.parent)
         self.records: dict[int, R] = {}
         self.swap_locations: set[str] = set()
-        self._write_lock = threading.Lock()
+        self._committer = GroupCommitter(
+            self._write_batch, max_batch=1 if self.sync_policy is SyncPolicy.ALWAYS else None
+        )
         self._checkpoint_lock = threading.Lock()
-        self._group_sync = _GroupSync()
-        self._pending: deque[bytes] = deque()
-        self._flush_lock = threading.Lock()
-        self._flushed_txn = -1
         self._journal: JournalWriter | None = None
+        self._tail: JournalEnd | None = None
         self._next_txn_id = 0
-        self._last_written_txn = -1
         self._closed = False
 
     # -- recovery -------------------------------------------------------------------------
@@ -226,20 +144,45 @@ class WriteAheadLog(Generic[R]):
     def recover(self, *, read_only: bool = False) -> RecoveryReport:
         """Rebuild the state from disk and open a new journal; call once, before any update.
 
-        ``read_only`` rebuilds the state without changing any file and opens no journal (for
-        inspection); such a log accepts no update.
+        Damage makes it raise :class:`StorageCorruptionError` without changing any file, unless
+        the log was created with ``accept_damage``: then the snapshot and journals are first
+        copied to the quarantine folder, everything readable is recovered, and the report says
+        what was given up. ``read_only`` changes no file, never raises for damage (the report
+        lists it) and opens no journal (for inspection); such a log accepts no update.
         """
         with gc_paused():
             return self._recover(read_only)
 
     def _recover(self, read_only: bool) -> RecoveryReport:
         started = time.monotonic()
-        if not read_only:
-            fileops.make_directory(self.journal_directory)
-        report = RecoveryReport()
+        plan = plan_recovery(self.directory, salvage=read_only or self.accept_damage)
+        report = RecoveryReport(damages=plan.damages, notes=plan.notes, given_up=plan.given_up)
+        if plan.damages and not read_only:
+            if not self.accept_damage:
+                raise StorageCorruptionError(plan.damages, REMEDY)
+            report.quarantine = self._keep_log_files()
+        self._load(plan, report)
+        report.seconds = time.monotonic() - started
+        if read_only:
+            self._closed = True
+            return report
+        for note in plan.notes:
+            log.warning("%s", note)
+        for damage in plan.damages:
+            self.damage.record(damage)
+        if plan.given_up:
+            log.error("started despite damage (copies in %s); given up: %s", report.quarantine, "; ".join(plan.given_up))
+        self._carry_out(plan)
+        if plan.damages or plan.legacy:
+            # Fold what was read into a fresh snapshot: the next start meets neither the damage
+            # (its files are in the quarantine) nor the older formats.
+            self.checkpoint()
+        return report
+
+    def _load(self, plan: RecoveryPlan, report: RecoveryReport) -> None:
         serde = self.serde
-        contents = snapshots.load_snapshot(self.directory, read_only=read_only)
-        if contents is not None:
+        if plan.snapshot is not None:
+            contents = plan.snapshot
             report.snapshot_max_txn_id = contents.max_txn_id
             report.snapshot_records = len(contents.records)
             # A snapshot holds only current states: no need to dispatch on the update type.
@@ -247,49 +190,49 @@ class WriteAheadLog(Generic[R]):
             from_wire, record_id = serde.from_wire, serde.record_id
             self.records = {record_id(record): record for record in (from_wire(w, version) for w in contents.records)}
             self.swap_locations.update(contents.swap_locations)
-        max_txn = report.snapshot_max_txn_id
-        for first_txn, path in list_journals(self.journal_directory):
-            if first_txn <= report.snapshot_max_txn_id:
-                continue  # everything in it is already in the snapshot
-            result = JournalReadResult(path)
-            for txn_id, wire_records in read_journal(path, result, skip_corruption=self.skip_corruption):
-                if txn_id <= max_txn:
-                    continue
-                version = result.serde_version
-                for record in [serde.from_wire(wire, version) for wire in wire_records]:
-                    self._apply(record)
-                report.transactions_replayed += 1
-                max_txn = txn_id
-            report.journals.append(result)
-        self._next_txn_id = max_txn + 1
-        self._last_written_txn = max_txn
-        self._flushed_txn = max_txn
-        self._group_sync.synced_txn = max_txn
+        for version, wire_records in plan.transactions():
+            for record in [serde.from_wire(wire, version) for wire in wire_records]:
+                self._apply(record)
+            report.transactions_replayed += 1
+        report.journals = plan.journals
+        self._next_txn_id = plan.next_txn
+        self._tail = plan.tail
         report.records = len(self.records)
         report.swap_locations = len(self.swap_locations)
-        report.seconds = time.monotonic() - started
-        if read_only:
-            self._closed = True
-            return report
-        self._open_journal()
-        if report.torn_tails or any(j.skipped_corruption_at is not None for j in report.journals):
-            # Fold the damaged journals into a fresh snapshot so that the next start does not
-            # meet them again (and does not need the skip option a second time).
-            self.checkpoint()
-        return report
 
-    def _open_journal(self) -> None:
-        # A journal is named after its first transaction id, so that replaying journals in name
-        # order replays transactions in id order; ids are skipped rather than a name reused.
-        txn = self._next_txn_id
-        while journal_path(self.journal_directory, txn).exists():
-            txn += 1
-        self._next_txn_id = txn
-        self._journal = JournalWriter(
-            journal_path(self.journal_directory, txn), self.serde.name, self.serde.version,
-            dsync=self.sync_policy is not SyncPolicy.OS,
+    def _keep_log_files(self) -> Path:
+        """Copy the snapshot files and the journals to the quarantine folder."""
+        for name in (snapshots.SNAPSHOT_NAME, snapshots.PARTIAL_NAME):
+            if (self.directory / name).exists():
+                self.quarantine.copy(self.directory / name)
+        if self.journal_directory.is_dir():
+            self.quarantine.copy(self.journal_directory)
+        return self.quarantine.folder
+
+    def _carry_out(self, plan: RecoveryPlan) -> None:
+        """The changes recovery makes once the plan is accepted."""
+        if plan.promote_partial:
+            log.info("found only %s: promoting it to %s", snapshots.PARTIAL_NAME, snapshots.SNAPSHOT_NAME)
+            snapshots.promote_partial(self.directory)
+        elif plan.delete_partial:
+            fileops.unlink(self.directory / snapshots.PARTIAL_NAME, missing_ok=True)
+            fileops.sync_directory(self.directory)
+        fileops.make_directory(self.journal_directory)
+        for path in plan.remove:
+            fileops.unlink(path, missing_ok=True)
+        self._journal = self._create_journal(self._next_txn_id, self._tail)
+
+    def _create_journal(self, first_txn: int, previous: JournalEnd | None) -> JournalWriter:
+        # Journals sort by (first transaction, sequence): a journal that follows an empty one
+        # starting at the same transaction must sort after it.
+        parsed = parse_journal_name(previous.name) if previous is not None else None
+        sequence = parsed[1] + 1 if parsed is not None and parsed[0] == first_txn else 0
+        while (self.journal_directory / journal_name(first_txn, sequence)).exists():
+            sequence += 1
+        return JournalWriter(
+            self.journal_directory / journal_name(first_txn, sequence), self.serde.name, self.serde.version,
+            first_txn, previous, dsync=self.sync_policy is not SyncPolicy.OS,
         )
-        fileops.sync_directory(self.journal_directory)
 
     # -- updates --------------------------------------------------------------------------
 
@@ -313,93 +256,109 @@ class WriteAheadLog(Generic[R]):
             self.swap_locations.add(serde.swap_location(record))
 
     def update(self, records: Iterable[R], *, force_sync: bool = False) -> int:
-        """Append ``records`` as one transaction, apply them, and return its id.
+        """Append ``records`` as one transaction, apply them once durable, return its id.
 
         The transaction is durable as the sync policy promises when this returns;
-        ``force_sync`` makes it durable against power loss whatever the policy (swapping uses it).
+        ``force_sync`` makes it durable against power loss whatever the policy (swapping uses
+        it). A failure raises :class:`CommitFailedError` and applies nothing.
         """
         if type(records) is not list:
             records = list(records)
+        if self._closed:
+            raise RuntimeError("the write-ahead log is closed")
         to_wire = self.serde.to_wire
-        payload = _packer().pack([to_wire(record) for record in records])
-        with self._write_lock:
-            if self._closed:
-                raise RuntimeError("the write-ahead log is closed")
-            txn_id = self._next_txn_id
-            frame = encode_transaction(txn_id, payload)
-            if self._always:
-                self._journal.append(frame)
-            else:
-                self._pending.append(frame)
-            self._next_txn_id = txn_id + 1
-            self._last_written_txn = txn_id
-            apply = self._apply
-            for record in records:
-                apply(record)
-            if self._always:
-                self._journal.sync()
-                self._group_sync.synced_txn = txn_id
-                return txn_id
-        if self._grouped or force_sync:
-            self._group_sync.wait_durable(txn_id, self)
-        elif self._flushed_txn < txn_id:
-            self._flush(txn_id)
-        return txn_id
+        commit = Commit(records, _packer().pack([to_wire(record) for record in records]), force_sync)
+        self._committer.submit(commit)
+        if commit.error is not None:
+            raise commit.error
+        return commit.txn_id
 
-    def _flush(self, txn_id: int) -> None:
-        """Hand every queued frame up to ``txn_id`` to the kernel (``os`` policy).
-
-        Frames are queued under the write lock and written outside it, so that a thread blocked
-        in ``write`` never holds up the others' commits; one write serves every frame queued.
-        """
-        with self._flush_lock:
-            if self._flushed_txn < txn_id:
-                target = self._last_written_txn
-                self._write_pending(self._journal)
-                self._flushed_txn = target
-
-    def _write_pending(self, journal: JournalWriter) -> None:
-        """Write the queued frames, oldest first; callers hold ``_flush_lock``."""
-        pending = self._pending
-        if len(pending) == 1:
-            journal.append(pending.popleft())
+    def _write_batch(self, batch: list[Commit]) -> None:
+        """Write, sync and apply ``batch`` as consecutive transactions, or fail all of it."""
+        if self._closed:
+            for commit in batch:
+                commit.settle(error=RuntimeError("the write-ahead log is closed"))
             return
-        frames = []
-        while pending:
-            frames.append(pending.popleft())
-        if frames:
-            journal.append_frames(frames)
+        try:
+            journal = self._writable_journal()
+        except OSError as error:
+            self._fail(batch, error, f"no journal could be opened in {self.journal_directory}")
+            return
+        first = self._next_txn_id
+        if len(batch) == 1:
+            data = encode_transaction(first, batch[0].payload)
+        else:
+            data = b"".join([encode_transaction(first + i, commit.payload) for i, commit in enumerate(batch)])
+        last = first + len(batch) - 1
+        try:
+            journal.append(data, last, len(batch))
+            if not journal.dsync and any(commit.force for commit in batch):
+                journal.sync()
+        except OSError as error:
+            journal.cut_back()
+            self._fail(batch, error, f"it was not written to journal {journal.path}")
+            return
+        self._next_txn_id = last + 1
+        apply = self._apply
+        for index, commit in enumerate(batch):
+            for record in commit.records:
+                apply(record)
+            commit.settle(first + index)
+
+    @staticmethod
+    def _fail(batch: list[Commit], error: OSError, where: str) -> None:
+        failure = CommitFailedError(
+            error.errno, f"the commit failed: {where}: {error.strerror or error}; nothing of it was applied"
+        )
+        failure.__cause__ = error
+        for commit in batch:
+            commit.settle(error=failure)
+
+    def _writable_journal(self) -> JournalWriter:
+        journal = self._journal
+        if journal is not None and not journal.broken:
+            return journal
+        previous = journal.end() if journal is not None else self._tail
+        fresh = self._create_journal(self._next_txn_id, previous)
+        if journal is not None:
+            journal.close(end_marker=False)
+            log.warning("continuing in journal %s; %s ends at byte %d", fresh.path, journal.path, journal.length)
+        self._journal = fresh
+        return fresh
 
     # -- checkpoints ----------------------------------------------------------------------
 
-    def checkpoint(self, on_cut: Callable[[], T] | None = None) -> tuple[CheckpointReport, T | None]:
+    def checkpoint(
+        self, on_cut: Callable[[], T] | None = None, before_snapshot: Callable[[], None] | None = None
+    ) -> tuple[CheckpointReport, T | None]:
         """Write a snapshot of the current state and remove the journals it covers.
 
         ``on_cut`` runs while updates are held, at the exact point the snapshot describes; what
         it returns is handed back once the snapshot is durable (the FlowFile repository uses it
-        to release content claims only then).
+        to release content claims only then). ``before_snapshot`` runs after updates resumed,
+        before the snapshot is written (the content the snapshot references is synced there).
+        A failure raises and leaves the log as it was: the old snapshot and every journal stay.
         """
         started = time.monotonic()
         with self._checkpoint_lock:
-            with self._write_lock:
+            self._committer.pause()
+            try:
                 if self._closed:
                     raise RuntimeError("the write-ahead log is closed")
                 max_txn_id = self._next_txn_id - 1
-                self._group_sync.pause()
-                try:
-                    with self._flush_lock:
-                        self._write_pending(self._journal)
-                        self._flushed_txn = max_txn_id
-                        self._journal.close()
-                        self._open_journal()
-                except BaseException:
-                    self._group_sync.resume(None)
-                    raise
-                self._group_sync.resume(max_txn_id)
+                old = self._journal
+                if old is None or old.broken or old.transactions > 0:
+                    self._journal = self._create_journal(max_txn_id + 1, old.end() if old is not None else self._tail)
+                    if old is not None:
+                        old.close()
+                current = self._journal.path
                 records = list(self.records.values())
                 swap_locations = set(self.swap_locations)
                 token = on_cut() if on_cut is not None else None
-                current_journal = self._journal.path
+            finally:
+                self._committer.resume()
+            if before_snapshot is not None:
+                before_snapshot()
             to_wire = self.serde.to_wire
             snapshots.write_snapshot(
                 self.directory,
@@ -409,22 +368,34 @@ class WriteAheadLog(Generic[R]):
                 record_count=len(records),
                 serde_name=self.serde.name,
                 serde_version=self.serde.version,
+                journal=current.name,
             )
-            removed = remove_covered_journals(self.journal_directory, keep=current_journal)
+            removed = remove_covered_journals(self.journal_directory, keep=current)
         report = CheckpointReport(max_txn_id, len(records), len(swap_locations), removed, time.monotonic() - started)
         log.debug("checkpoint: %s", report)
         return report, token
 
     def close(self, *, checkpoint: bool = True) -> None:
-        """Checkpoint (by default) and close the journal; no update is accepted afterwards."""
+        """Checkpoint (by default) and close the journal; no update is accepted afterwards.
+
+        A checkpoint that fails is logged, not raised: the journals hold every commit.
+        """
         if self._closed:
             return
         if checkpoint:
-            self.checkpoint()
-        with self._write_lock, self._flush_lock:
+            try:
+                self.checkpoint()
+            except OSError as error:
+                log.error("could not write the checkpoint of %s: %s; every committed transaction is in the "
+                          "journals and is recovered at the next start", self.directory, error)
+        self._committer.pause()
+        try:
             self._closed = True
-            self._write_pending(self._journal)
-            self._journal.close()
+            self._committer.fail_queued(RuntimeError("the write-ahead log is closed"))
+            if self._journal is not None:
+                self._journal.close()
+        finally:
+            self._committer.resume()
 
     @property
     def closed(self) -> bool:
@@ -438,12 +409,20 @@ class WriteAheadLog(Generic[R]):
 
 
 def remove_covered_journals(journal_directory: Path, keep: Path) -> int:
-    """Delete every journal but ``keep`` (all of them are covered by the new snapshot)."""
+    """Delete every journal but ``keep`` (all of them are covered by the new snapshot); a
+    journal that cannot be deleted now is left for the next checkpoint."""
     removed = 0
     for _, path in list_journals(journal_directory):
         if path != keep:
-            fileops.unlink(path)
-            removed += 1
+            try:
+                fileops.unlink(path, missing_ok=True)
+                removed += 1
+            except OSError as error:
+                log.warning("could not delete journal %s, which the snapshot covers (%s); the next checkpoint "
+                            "tries again", path, error)
     if removed:
-        fileops.sync_directory(journal_directory)
+        try:
+            fileops.sync_directory(journal_directory)
+        except OSError as error:
+            log.warning("could not sync %s after deleting journals (%s)", journal_directory, error)
     return removed

@@ -2,20 +2,22 @@
 
 Layout of ``snapshot`` (and of ``.partial`` while it is being written)::
 
-    b"FSWALS1\\n", u32 length, msgpack {"serde", "serde_version", "max_txn_id", "records"}
+    b"FSWALS2\\n", u32 length, u32 CRC32 of the header bytes,
+    msgpack {"serde", "serde_version", "max_txn_id", "records", "journal"}
     frames: kind byte, u32 payload length, u32 CRC32, payload
         b"R"  msgpack array of up to 10,000 wire records
         b"S"  msgpack array of swap-file locations
         b"E"  msgpack record count (the snapshot is complete only with this frame)
 
-Recovery follows seed 001: with both files, the snapshot is kept and ``.partial`` deleted
-(the crash came while writing it); with only ``.partial``, it is renamed to ``snapshot`` (the
-crash came between removing the old snapshot and the rename).
+``journal`` names the journal opened when the snapshot's state was taken: the one whose
+first transaction is ``max_txn_id + 1``. The snapshot is written to ``.partial``, synced and
+renamed over ``snapshot`` (``fileops.AtomicFile``), so ``snapshot`` is always whole. Which file
+recovery uses is ``engine.wal.recovery``'s decision. Version 1 snapshots (``FSWALS1``, no
+header checksum, no journal name) are still read.
 """
 
 from __future__ import annotations
 
-import logging
 import struct
 import zlib
 from dataclasses import dataclass, field
@@ -26,11 +28,13 @@ import msgpack
 
 from engine import fileops
 
-__all__ = ["SnapshotCorruptionError", "SnapshotContents", "read_snapshot", "load_snapshot"]
+__all__ = [
+    "PARTIAL_NAME", "SNAPSHOT_NAME", "SnapshotContents", "SnapshotCorruptionError", "promote_partial",
+    "read_snapshot", "write_snapshot",
+]
 
-log = logging.getLogger(__name__)
-
-MAGIC = b"FSWALS1\n"
+MAGIC = b"FSWALS2\n"
+MAGIC_V1 = b"FSWALS1\n"
 SNAPSHOT_NAME = "snapshot"
 PARTIAL_NAME = ".partial"
 BLOCK_RECORDS = 10_000
@@ -45,16 +49,18 @@ class SnapshotCorruptionError(Exception):
         super().__init__(f"write-ahead log snapshot {path} is unreadable at byte offset {offset}: {reason}")
         self.path = path
         self.offset = offset
+        self.reason = reason
 
 
 @dataclass
 class SnapshotContents:
-    """What a snapshot holds."""
+    """What a snapshot holds (``journal`` is None in version 1 snapshots)."""
 
     max_txn_id: int = -1
     serde_version: int = 0
     records: list[Any] = field(default_factory=list)
     swap_locations: list[str] = field(default_factory=list)
+    journal: str | None = None
 
 
 def _frame(kind: bytes, payload: bytes) -> bytes:
@@ -70,15 +76,17 @@ def write_snapshot(
     record_count: int,
     serde_name: str,
     serde_version: int,
+    journal: str,
 ) -> None:
     """Write the snapshot through ``.partial``: synced, renamed over ``snapshot``, directory synced."""
-    header = msgpack.packb(
-        {"serde": serde_name, "serde_version": serde_version, "max_txn_id": max_txn_id, "records": record_count}
-    )
+    header = msgpack.packb({
+        "serde": serde_name, "serde_version": serde_version, "max_txn_id": max_txn_id, "records": record_count,
+        "journal": journal,
+    })
     packer = msgpack.Packer()
     written = 0
     with fileops.AtomicFile(directory / SNAPSHOT_NAME, directory / PARTIAL_NAME) as handle:
-        handle.write(MAGIC + _U32.pack(len(header)) + header)
+        handle.write(MAGIC + _U32.pack(len(header)) + _U32.pack(zlib.crc32(header)) + header)
         block: list[Any] = []
         for wire in wire_records:
             block.append(wire)
@@ -93,59 +101,40 @@ def write_snapshot(
         handle.write(_frame(b"E", packer.pack(written)))
 
 
-def _promote_partial(directory: Path) -> None:
+def promote_partial(directory: Path) -> None:
+    """Rename a complete ``.partial`` to ``snapshot`` and make the rename durable."""
     fileops.rename(directory / PARTIAL_NAME, directory / SNAPSHOT_NAME)
     fileops.sync_directory(directory)
 
 
-def load_snapshot(directory: Path, *, read_only: bool = False) -> SnapshotContents | None:
-    """Apply the seed's ``snapshot``/``.partial`` rule and read the snapshot to recover from.
-
-    With both files the snapshot is kept and ``.partial`` deleted. With only ``.partial``, it is
-    promoted to ``snapshot`` when complete; an incomplete one can only come from a crash during
-    the very first checkpoint, before any journal was removed, so it is deleted and recovery
-    uses the journals alone. ``read_only`` makes the same choice without touching the files.
-    """
-    snapshot = directory / SNAPSHOT_NAME
-    partial = directory / PARTIAL_NAME
-    if snapshot.exists():
-        if partial.exists() and not read_only:
-            log.info("found %s beside %s: a checkpoint was interrupted; keeping the snapshot", partial, snapshot)
-            fileops.unlink(partial)
-            fileops.sync_directory(directory)
-        return read_snapshot(snapshot)
-    if not partial.exists():
-        return None
-    try:
-        contents = read_snapshot(partial)
-    except SnapshotCorruptionError as error:
-        if read_only:
-            return None
-        log.warning("deleting %s: %s; the first checkpoint was interrupted and the journals are intact", partial, error)
-        fileops.unlink(partial)
-        fileops.sync_directory(directory)
-        return None
-    if not read_only:
-        log.info("found only %s: promoting it to %s", partial, snapshot)
-        _promote_partial(directory)
-    return contents
-
-
 def read_snapshot(path: Path) -> SnapshotContents:
-    """Read a whole snapshot; raise :class:`SnapshotCorruptionError` if it is incomplete or damaged."""
+    """Read a whole snapshot; raise :class:`SnapshotCorruptionError` if it is empty, incomplete
+    or damaged anywhere (its header included)."""
     contents = SnapshotContents()
-    if path.stat().st_size == 0:
-        log.warning("snapshot %s is empty; treating it as no snapshot", path)
-        return contents
     with open(path, "rb", buffering=1 << 20) as handle:
         head = handle.read(len(MAGIC) + _U32.size)
-        if not head.startswith(MAGIC) or len(head) < len(MAGIC) + _U32.size:
+        if not head:
+            raise SnapshotCorruptionError(path, 0, "the file is empty")
+        if head.startswith(MAGIC_V1) and len(head) == len(MAGIC) + _U32.size:
+            (length,) = _U32.unpack_from(head, len(MAGIC))
+            body = handle.read(length)
+            offset = len(head) + length
+        elif head.startswith(MAGIC) and len(head) == len(MAGIC) + _U32.size:
+            (length,) = _U32.unpack_from(head, len(MAGIC))
+            crc = handle.read(_U32.size)
+            body = handle.read(length)
+            if len(crc) < _U32.size or len(body) < length or zlib.crc32(body) != _U32.unpack(crc)[0]:
+                raise SnapshotCorruptionError(path, 0, "the header is cut short or fails its checksum")
+            offset = len(head) + _U32.size + length
+        else:
             raise SnapshotCorruptionError(path, 0, "not a Flowsite snapshot header")
-        (length,) = _U32.unpack_from(head, len(MAGIC))
-        header = msgpack.unpackb(handle.read(length))
-        contents.max_txn_id = header["max_txn_id"]
-        contents.serde_version = header["serde_version"]
-        offset = len(head) + length
+        try:
+            header = msgpack.unpackb(body)
+            contents.max_txn_id = header["max_txn_id"]
+            contents.serde_version = header["serde_version"]
+            contents.journal = header.get("journal")
+        except (ValueError, KeyError, TypeError, msgpack.UnpackException):
+            raise SnapshotCorruptionError(path, 0, "the header is unreadable") from None
         while True:
             frame = handle.read(_FRAME.size)
             if len(frame) < _FRAME.size:
@@ -153,7 +142,7 @@ def read_snapshot(path: Path) -> SnapshotContents:
             kind, size, crc = _FRAME.unpack(frame)
             payload = handle.read(size)
             if len(payload) < size or zlib.crc32(payload) != crc:
-                raise SnapshotCorruptionError(path, offset, "a frame is truncated or fails its checksum")
+                raise SnapshotCorruptionError(path, offset, "a frame is cut short or fails its checksum")
             value = msgpack.unpackb(payload, use_list=True, strict_map_key=False)
             if kind == ord("R"):
                 contents.records.extend(value)
@@ -161,7 +150,11 @@ def read_snapshot(path: Path) -> SnapshotContents:
                 contents.swap_locations = value
             elif kind == ord("E"):
                 if value != len(contents.records):
-                    raise SnapshotCorruptionError(path, offset, f"end frame counts {value} records, read {len(contents.records)}")
+                    raise SnapshotCorruptionError(
+                        path, offset, f"the end frame counts {value} records, {len(contents.records)} were read"
+                    )
+                if handle.read(1):
+                    raise SnapshotCorruptionError(path, offset + _FRAME.size + size, "bytes follow the end frame")
                 return contents
             else:
                 raise SnapshotCorruptionError(path, offset, f"unknown frame kind {kind!r}")

@@ -119,3 +119,41 @@ def test_engine_command_line_does_not_need_django(tmp_path):
                              "import engine.__main__, engine.node, engine.runtime"], cwd=REPO_ROOT, env=env,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+def test_a_damaged_log_refuses_to_start_until_the_operator_accepts_the_damage(tmp_path):
+    out, data = tmp_path / "out", tmp_path / "node"
+    flow_file = write_flow(tmp_path / "flow.json", out)
+    node = start("--flow", str(flow_file), "--data-dir", str(data), "--parameter", f"out={out}")
+    try:
+        wait_for_files(out, 5)
+    finally:
+        node.send_signal(signal.SIGKILL)
+        node.communicate(timeout=30)
+    journal = max((data / "flowfile_repository" / "journals").glob("*.journal"), key=lambda p: p.stat().st_size)
+    damaged = bytearray(journal.read_bytes())
+    damaged[len(damaged) // 3] ^= 0xFF
+    journal.write_bytes(bytes(damaged))
+    before = {p: p.read_bytes() for p in (data / "flowfile_repository").rglob("*") if p.is_file()}
+
+    refused = engine("run", "--data-dir", str(data), "--parameter", f"out={out}")
+    assert refused.returncode == 2
+    assert f"journal {journal} at byte offset" in refused.stderr and "--accept-damage" in refused.stderr
+    assert {p: p.read_bytes() for p in (data / "flowfile_repository").rglob("*") if p.is_file()} == before
+
+    node = start("--data-dir", str(data), "--parameter", f"out={out}", "--accept-damage")
+    try:
+        deadline = time.monotonic() + 30
+        while not list((data / "quarantine").glob("*/flowfile_repository/journals/*.journal")):
+            assert time.monotonic() < deadline and node.poll() is None, "no quarantine copy was made"
+            time.sleep(0.05)
+    finally:
+        node.send_signal(signal.SIGTERM)
+        output, _ = node.communicate(timeout=30)
+    assert node.returncode == 0, output
+    assert "started despite damage" in output and "given up" in output
+    (copy,) = (data / "quarantine").glob(f"*/flowfile_repository/journals/{journal.name}")
+    assert copy.read_bytes() == bytes(damaged)
+    inspection = subprocess.run([sys.executable, "-m", "engine.inspect", str(data)], cwd=REPO_ROOT,
+                                capture_output=True, text=True, timeout=60)
+    assert inspection.returncode == 0, inspection.stdout  # the damage was folded away

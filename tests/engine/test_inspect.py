@@ -84,7 +84,7 @@ def test_journal_corruption_makes_it_fail_naming_the_offset(tmp_path):
     journal.write_bytes(bytes(data))
     result = run_inspect(str(tmp_path))
     assert result.returncode == 1
-    assert str(journal) in result.stderr and "byte offset" in result.stderr
+    assert f"DAMAGE: journal {journal} at byte offset" in result.stdout
 
 
 def test_it_changes_nothing(tmp_path):

@@ -6,14 +6,14 @@ from engine.wal import SyncPolicy
 
 def test_storage_settings_from_nifi_strings(tmp_path):
     config = StorageConfig.from_mapping({
-        "flowfile_repository": {"sync-policy": "OS", "checkpoint.interval": "20 secs", "skip_corrupt_journal": "yes"},
+        "flowfile_repository": {"sync-policy": "OS", "checkpoint.interval": "20 secs", "accept_damage": "yes"},
         "content_repository": {"max_appendable_size": "1 MB", "archive_max_usage_percentage": "80%"},
         "provenance_repository": {"rollover_time": "10 secs", "indexed_attributes": "filename, mime.type"},
         "content_containers": {"fast": "/mnt/ssd/content", "bulk": "bulk"},
     })
     assert config.flowfile_repository.sync_policy is SyncPolicy.OS
     assert config.flowfile_repository.checkpoint_interval == 20
-    assert config.flowfile_repository.skip_corrupt_journal is True
+    assert config.flowfile_repository.accept_damage is True
     assert config.content_repository.max_appendable_size == 1 << 20
     assert config.content_repository.archive_max_usage_percentage == 80
     assert config.provenance_repository.indexed_attributes == ("filename", "mime.type")

@@ -3,7 +3,8 @@ import os
 
 import pytest
 
-from engine.wal import JournalCorruptionError, SyncPolicy, UpdateType, WriteAheadLog
+from engine.damage import StorageCorruptionError
+from engine.wal import SyncPolicy, UpdateType, WriteAheadLog
 from engine.wal.journal import list_journals
 from tests.engine.wal.conftest import Rec
 
@@ -88,37 +89,45 @@ def test_corruption_in_the_middle_refuses_start_naming_file_and_offset(tmp_path,
     middle = len(data) // 2
     data[middle] ^= 0xFF
     journal.write_bytes(bytes(data))
-    with pytest.raises(JournalCorruptionError) as raised:
+    before = {p.name: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    with pytest.raises(StorageCorruptionError) as raised:
         open_log(tmp_path, serde)
-    error = raised.value
-    assert error.path == journal
-    assert 0 < error.offset <= middle
-    assert str(journal) in str(error) and str(error.offset) in str(error)
+    [damage] = raised.value.damages
+    assert damage.path == str(journal)
+    assert 0 < damage.offset <= middle
+    assert str(journal) in str(raised.value) and f"byte offset {damage.offset}" in str(raised.value)
+    assert "--accept-damage" in str(raised.value)
+    assert {p.name: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
 
 
-def test_skip_option_keeps_what_precedes_the_corruption(tmp_path, serde, caplog):
+def test_accepting_the_damage_keeps_every_readable_transaction_and_a_copy_of_the_log(tmp_path, serde):
     wal = open_log(tmp_path, serde)
     write_values(wal, 10)
     journal = current_journal(tmp_path)
-    data = bytearray(journal.read_bytes())
+    original = journal.read_bytes()
+    data = bytearray(original)
     data[len(data) // 2] ^= 0xFF
     journal.write_bytes(bytes(data))
-    recovered = open_log(tmp_path, serde, skip_corruption=True)
+    recovered = WriteAheadLog(tmp_path, serde, accept_damage=True)
+    report = recovered.recover()
     kept = sorted(recovered.records)
-    assert kept == list(range(len(kept))) and 0 < len(kept) < 10
-    assert any("skipping the rest" in r.getMessage() for r in caplog.records)
+    assert len(kept) == 9 and set(kept) < set(range(10))
+    [lost] = set(range(10)) - set(kept)
+    assert any(f"transactions {lost} to {lost}" in item for item in report.given_up)
+    copy = report.quarantine / tmp_path.name / "journals" / journal.name
+    assert copy.read_bytes() == bytes(data)
     # the damaged journal was folded into a snapshot: a normal start now works
     recovered.update([Rec(UpdateType.CREATE, 100, "after")])
     again = open_log(tmp_path, serde)
     assert sorted(again.records) == kept + [100]
 
 
-def test_bad_marker_byte_is_corruption(tmp_path, serde):
+def test_bytes_that_cannot_begin_a_transaction_are_damage(tmp_path, serde):
     wal = open_log(tmp_path, serde)
     write_values(wal, 2)
     with open(current_journal(tmp_path), "ab") as handle:
         handle.write(b"\x13garbage")
-    with pytest.raises(JournalCorruptionError, match="unexpected marker byte 0x13"):
+    with pytest.raises(StorageCorruptionError, match="unexpected marker byte 0x13"):
         open_log(tmp_path, serde)
 
 
@@ -127,5 +136,5 @@ def test_clean_close_writes_the_end_marker(tmp_path, serde):
     write_values(wal, 2)
     journal = current_journal(tmp_path)
     wal.close(checkpoint=False)
-    assert journal.read_bytes()[-1] == 0x7F
+    assert journal.read_bytes()[-13] == 0x7F
     assert sorted(open_log(tmp_path, serde).records) == [0, 1]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno as errnos
 import shutil
 import tempfile
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 from hypothesis import settings, strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
+from engine.testing.faults import FaultPlan
 from engine.wal import SyncPolicy, UpdateType, WriteAheadLog
 from tests.engine.wal.conftest import Rec, RecSerde
 
@@ -74,6 +76,33 @@ class WriteAheadLogModel(RuleBasedStateMachine):
     @rule()
     def checkpoint(self):
         self.wal.checkpoint()
+
+    @rule(changes=st.lists(st.tuples(ids, values), min_size=1, max_size=4), fail_at=st.integers(1, 4),
+          errno=st.sampled_from([errnos.ENOSPC, errnos.EIO]), partial=st.booleans(), also_truncate=st.booleans())
+    def update_that_may_fail(self, changes, fail_at, errno, partial, also_truncate):
+        """A write, sync or journal open fails: the update raises and changes nothing, or succeeds whole."""
+        records = [Rec(UpdateType.UPDATE if key in self.records else UpdateType.CREATE, key, value)
+                   for key, value in changes]
+        operations = {"write", "sync", "open"} | ({"truncate"} if also_truncate else set())
+        plan = FaultPlan(fail_at=fail_at, errno=errno, operations=operations, partial=partial,
+                         matches=str(self.directory), persistent=also_truncate)
+        try:
+            with plan.installed():
+                self.wal.update(records)
+        except OSError:
+            return
+        for key, value in changes:
+            self.records[key] = value
+
+    @rule(fail_at=st.integers(1, 12), errno=st.sampled_from([errnos.ENOSPC, errnos.EIO]))
+    def checkpoint_that_may_fail(self, fail_at, errno):
+        """A checkpoint that fails anywhere leaves the log as it was, and the log keeps working."""
+        plan = FaultPlan(fail_at=fail_at, errno=errno, matches=str(self.directory))
+        try:
+            with plan.installed():
+                self.wal.checkpoint()
+        except OSError:
+            pass
 
     @rule(policy=st.sampled_from(list(SyncPolicy)))
     def crash_and_restart(self, policy):

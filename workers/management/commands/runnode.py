@@ -27,7 +27,7 @@ class Command(BaseCommand):
         add_run_arguments(parser)
 
     def handle(self, *args, node_id, standalone, election_max_candidates, data_dir, flow, config, parameter,
-               status_interval, **options):
+               status_interval, accept_damage, **options):
         if election_max_candidates is not None and election_max_candidates < 1:
             raise CommandError("--election-max-candidates must be at least 1")
         key = current_key()
@@ -37,6 +37,6 @@ class Command(BaseCommand):
             register_commands=lambda listener, node: NodeCommands(lambda: node.controller, node_id).register(listener))
         try:
             run(node_id, data_dir, flow, cluster=cluster, config=config, parameter=parameter,
-                status_interval=status_interval)
+                status_interval=status_interval, accept_damage=accept_damage)
         except RunError as error:
             raise CommandError(str(error), returncode=2) from None
