@@ -27,7 +27,7 @@ from engine.memory import gc_paused
 from engine.repository.flowfile_repository import FlowFileRepository
 from engine.repository.records import RepositoryRecord
 from engine.wal import SyncPolicy
-from engine.wal.journal import JournalReadResult, list_journals, read_journal
+from engine.wal.journal import list_journals, read_transactions, scan_journal
 from engine.wal.snapshot import read_snapshot
 
 
@@ -58,7 +58,7 @@ def decode_only_seconds(directory: Path) -> float:
     with gc_paused():
         read_snapshot(directory / "snapshot")
     for _, path in list_journals(directory / "journals"):
-        for _ in read_journal(path, JournalReadResult(path)):
+        for _ in read_transactions(scan_journal(path)):
             pass
     return time.perf_counter() - started
 
