@@ -52,7 +52,7 @@ def _run(args: argparse.Namespace) -> int:
                  status_interval=args.status_interval, name=args.data_dir.resolve().name)
     except RunError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return error.exit_status
     return 0
 
 

@@ -3,7 +3,8 @@
 Prints the FlowFiles per queue (swapped ones included), the write-ahead log's state, content
 claims and archive figures, and provenance shard figures; then verifies that every FlowFile's
 content exists and that claimant counts match the references. Exits 1 on any inconsistency,
-2 when the directory cannot be read at all. Nothing in the directory is changed.
+2 when the directory cannot be read at all. Nothing in the directory is changed, and its lock is
+not taken: the report says when a node holds it (its figures may then move under the reader).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from engine.config import StorageConfig
 from engine.content.claims import ResourceClaimManager
 from engine.content.repository import ContentRepository
+from engine.lock import lock_holder
 from engine.provenance.repository import describe_directory
 from engine.repository.flowfile_repository import FlowFileRepository
 from engine.units import format_data_size
@@ -38,6 +40,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{data_dir} is not a node data directory (no flowfile_repository/ in it)", file=sys.stderr)
         return 2
     config = StorageConfig.from_mapping(json.loads(args.config.read_text())) if args.config else StorageConfig()
+    holder = lock_holder(data_dir)
+    if holder is not None:
+        print(f"In use by {holder}: a running node may change what follows while it is read", file=sys.stdout)
 
     claims = ResourceClaimManager()
     flowfiles = FlowFileRepository(data_dir / "flowfile_repository", claims)
