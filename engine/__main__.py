@@ -53,7 +53,7 @@ def _run(args: argparse.Namespace) -> int:
                  accept_damage=args.accept_damage)
     except RunError as error:
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return error.exit_status
     return 0
 
 

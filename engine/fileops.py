@@ -8,13 +8,16 @@ state files open, write, sync, truncate, rename and delete through these functio
 - a write either puts all its bytes in the file or raises, and the error says how many bytes
   did reach the file (``error.written``), so a caller can cut the file back;
 - tests can make any of these calls fail (ENOSPC, EIO) through one hook
-  (:func:`set_fault_hook`; ``engine.testing.faults`` builds the plans).
+  (:func:`set_fault_hook`; ``engine.testing.faults`` builds the plans);
+- whoever watches the disk hears at once when an operation finds it full
+  (:func:`add_full_listener`).
 
 Reads are not routed here: a damaged file is tested by damaging it, not by failing reads.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 from typing import Callable
@@ -22,10 +25,12 @@ from typing import Callable
 __all__ = [
     "AtomicFile",
     "FaultHook",
+    "add_full_listener",
     "close",
     "is_all_zero",
     "make_directory",
     "open_fd",
+    "remove_full_listener",
     "rename",
     "set_fault_hook",
     "sync",
@@ -43,6 +48,8 @@ the operation fail. For a write it may instead return a number of bytes: that ma
 written, then the write fails with ``ENOSPC`` (a disk that filled up mid-write)."""
 
 _hook: FaultHook | None = None
+_full_listeners: list[Callable[[str], None]] = []
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 def set_fault_hook(hook: FaultHook | None) -> FaultHook | None:
@@ -52,6 +59,24 @@ def set_fault_hook(hook: FaultHook | None) -> FaultHook | None:
     return previous
 
 
+def add_full_listener(listener: Callable[[str], None]) -> None:
+    """Call ``listener(path)`` whenever an operation fails because the disk is full (ENOSPC,
+    EDQUOT); it runs in the failing thread, before the error is raised, so it must be quick."""
+    _full_listeners.append(listener)
+
+
+def remove_full_listener(listener: Callable[[str], None]) -> None:
+    """Stop calling a listener given to :func:`add_full_listener`."""
+    if listener in _full_listeners:
+        _full_listeners.remove(listener)
+
+
+def _note(error: OSError, path: str | Path) -> None:
+    if error.errno in _FULL:
+        for listener in tuple(_full_listeners):
+            listener(str(path))
+
+
 def _check(operation: str, path: str | Path, size: int = 0) -> int | None:
     hook = _hook
     return hook(operation, str(path), size) if hook is not None else None
@@ -59,9 +84,13 @@ def _check(operation: str, path: str | Path, size: int = 0) -> int | None:
 
 def open_fd(path: str | Path, flags: int, mode: int = 0o644) -> int:
     """``os.open`` (close-on-exec added)."""
-    if _hook is not None:
-        _check("open", path)
-    return os.open(path, flags | os.O_CLOEXEC, mode)
+    try:
+        if _hook is not None:
+            _check("open", path)
+        return os.open(path, flags | os.O_CLOEXEC, mode)
+    except OSError as error:
+        _note(error, path)
+        raise
 
 
 def write_all(fd: int, data: bytes | bytearray | memoryview, path: str | Path) -> None:
@@ -85,6 +114,7 @@ def write_all(fd: int, data: bytes | bytearray | memoryview, path: str | Path) -
                 written += os.write(fd, view[written:])
         except OSError as error:
             error.written = written  # type: ignore[attr-defined]
+            _note(error, path)
             raise
         finally:
             if view is not whole:
@@ -93,12 +123,16 @@ def write_all(fd: int, data: bytes | bytearray | memoryview, path: str | Path) -
 
 def sync(fd: int, path: str | Path, *, data_only: bool = False) -> None:
     """Make what was written to ``fd`` durable (``fdatasync`` when ``data_only``)."""
-    if _hook is not None:
-        _check("sync", path)
-    if data_only:
-        os.fdatasync(fd)
-    else:
-        os.fsync(fd)
+    try:
+        if _hook is not None:
+            _check("sync", path)
+        if data_only:
+            os.fdatasync(fd)
+        else:
+            os.fsync(fd)
+    except OSError as error:
+        _note(error, path)
+        raise
 
 
 def truncate(fd: int, length: int, path: str | Path) -> None:
@@ -135,9 +169,13 @@ def unlink(path: str | Path, *, missing_ok: bool = False) -> bool:
 
 def make_directory(path: str | Path, *, parents: bool = True) -> None:
     """Create a directory (and its parents) unless it exists."""
-    if _hook is not None and not os.path.isdir(path):
-        _check("mkdir", path)
-    Path(path).mkdir(parents=parents, exist_ok=True)
+    try:
+        if _hook is not None and not os.path.isdir(path):
+            _check("mkdir", path)
+        Path(path).mkdir(parents=parents, exist_ok=True)
+    except OSError as error:
+        _note(error, path)
+        raise
 
 
 def sync_directory(path: str | Path) -> None:

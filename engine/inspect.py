@@ -5,7 +5,9 @@ claims and archive figures, and provenance shard figures; then verifies that eve
 content exists and that claimant counts match the references. Every damage found is printed
 with its file and byte offset. Exits 1 on any damage or inconsistency, 2 when the directory is
 not a node's data directory. Nothing in the directory is changed, and no damage makes it stop
-early: a part that cannot be read is reported and the others are still checked.
+early: a part that cannot be read is reported and the others are still checked. The directory's
+lock is not taken: the report says when a node holds it (its figures may then move under the
+reader).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Callable, TextIO
 from engine.config import StorageConfig
 from engine.content.claims import ResourceClaimManager
 from engine.content.repository import ContentRepository
+from engine.lock import lock_holder
 from engine.provenance.repository import describe_directory
 from engine.repository.flowfile_repository import FlowFileRepository, RecoveredFlowFiles
 from engine.units import format_data_size
@@ -64,6 +67,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = sys.stdout
     findings = _Findings(out)
+    holder = lock_holder(data_dir)
+    if holder is not None:
+        print(f"In use by {holder}: a running node may change what follows while it is read", file=out)
 
     claims = ResourceClaimManager()
     flowfiles = FlowFileRepository(data_dir / "flowfile_repository", claims)

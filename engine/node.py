@@ -25,6 +25,7 @@ from engine.flow.loader import parse_flow_document
 from engine.fileops import write_atomically
 from engine.runtime import FlowController, RuntimeConfig
 from engine.runtime.connectable import NodeRole
+from engine.runtime.disk_space import DiskSpaceConfig
 from engine.storage import NodeStorage
 
 __all__ = ["FLOW_FILE", "NodeConfig", "StandaloneNode", "apply_parameters", "save_flow"]
@@ -36,20 +37,23 @@ FLOW_FILE = "flow.json.gz"
 
 @dataclass(frozen=True)
 class NodeConfig:
-    """A node's settings: its repositories, its runtime and its clustering (read from one JSON
-    document whose ``runtime`` and ``cluster`` sections hold those settings and whose other
-    sections are the storage's)."""
+    """A node's settings: its repositories, its runtime, its clustering and the free disk space
+    it needs (read from one JSON document whose ``runtime``, ``cluster`` and ``disk_space``
+    sections hold those settings and whose other sections are the storage's)."""
 
     storage: StorageConfig = field(default_factory=StorageConfig)
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
+    disk_space: DiskSpaceConfig = field(default_factory=DiskSpaceConfig)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> NodeConfig:
         """Build from a mapping of sections."""
-        storage_sections = {name: section for name, section in values.items() if name not in ("runtime", "cluster")}
+        own = ("runtime", "cluster", "disk_space")
+        storage_sections = {name: section for name, section in values.items() if name not in own}
         return cls(StorageConfig.from_mapping(storage_sections), RuntimeConfig.from_mapping(values.get("runtime", {})),
-                   ClusterConfig.from_mapping(values.get("cluster", {})))
+                   ClusterConfig.from_mapping(values.get("cluster", {})),
+                   DiskSpaceConfig.from_mapping(values.get("disk_space", {})))
 
     @classmethod
     def from_file(cls, path: Path) -> NodeConfig:
@@ -108,19 +112,21 @@ class StandaloneNode:
     """Storage plus a flow controller over one data directory (see the module docstring).
 
     ``role`` and ``cluster_state`` are handed to the flow controller: a cluster agent changes
-    the role as elections go and keeps cluster-scoped state in Redis.
+    the role as elections go and keeps cluster-scoped state in Redis. Making a node locks its
+    data directory (``name`` is recorded as the holder) until ``stop``; raises
+    ``engine.lock.DataDirectoryInUseError`` while another node holds it.
     """
 
     def __init__(self, data_dir: Path, config: NodeConfig | None = None,
                  registry: ComponentRegistry | None = None, *, unseal: Callable[[dict], dict] | None = None,
-                 role: NodeRole | None = None, cluster_state: object | None = None) -> None:
+                 role: NodeRole | None = None, cluster_state: object | None = None, name: str | None = None) -> None:
         self.data_dir = Path(data_dir)
         self.config = config or NodeConfig()
         self.registry = registry
         self.unseal = unseal
         self.role = role
         self.cluster_state = cluster_state
-        self.storage = NodeStorage(self.data_dir, self.config.storage)
+        self.storage = NodeStorage(self.data_dir, self.config.storage, node=name)
         self.controller: FlowController | None = None
         self.flow: FlowDefinition | None = None
         #: The flow as kept on disk (sealed values stay sealed).
@@ -206,13 +212,12 @@ class StandaloneNode:
         components that did not start, and why."""
         if self.flow is None:
             raise RuntimeError("load a flow first")
-        self.data_dir.mkdir(parents=True, exist_ok=True)
         recovered = self.storage.open()
         log.info("recovered %d FlowFile(s) (%d in swap files) in %.2f s", recovered.flowfile_count,
                  sum(s.count for files in recovered.swap_files.values() for _, s in files),
                  recovered.wal.seconds if recovered.wal else 0.0)
         controller = FlowController(self.storage, registry=self.registry, config=self.config.runtime, role=self.role,
-                                    cluster_state=self.cluster_state)
+                                    cluster_state=self.cluster_state, disk_space=self.config.disk_space)
         controller.load(self.flow, recovered)
         self.controller = controller
         self.save()
@@ -220,11 +225,11 @@ class StandaloneNode:
         controller.start()
         return controller.start_components()
 
-    def stop(self) -> None:
+    def stop(self) -> list[str]:
         """Stop the flow (waiting up to the graceful period for running tasks), checkpoint the
-        repositories and close them."""
+        repositories, close them and unlock the data directory; return what could not be done
+        cleanly (``NodeStorage.close``)."""
         if self.controller is not None:
             self.controller.shutdown()
             self.controller = None
-        if self.storage.recovered is not None:
-            self.storage.close()
+        return self.storage.close()

@@ -3,7 +3,9 @@
 ``python -m engine run`` and the control plane's ``manage.py runnode`` share this: both take
 the options ``add_run_arguments`` defines and hand them to ``run_node``, which recovers the data
 directory, starts the components in their saved states, logs a status line periodically and,
-on the signal, stops the flow, checkpoints the repositories and returns.
+on the signal, stops the flow, checkpoints the repositories and returns. A repository that
+cannot be closed cleanly (a full disk) is logged in one line and does not make the stop fail:
+what was committed is recovered at the next start.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from engine.cluster.agent import ClusterAgent, ClusterOptions
 from engine.cluster.keys import ClusterKeys
 from engine.cluster.state import ClusterStateProvider
 from engine.damage import StorageCorruptionError
+from engine.lock import DataDirectoryInUseError
 from engine.node import NodeConfig, StandaloneNode
 from engine.runtime.connectable import NodeRole
 from engine.runtime.state import LocalStateProvider
@@ -30,7 +33,12 @@ log = logging.getLogger("engine")
 
 
 class RunError(Exception):
-    """The node cannot start: bad settings, a broken flow or no flow at all; the message says why."""
+    """The node cannot start: bad settings, a broken flow, no flow at all (exit status 2) or a
+    data directory another node holds (exit status 1); the message says why."""
+
+    def __init__(self, message: str, exit_status: int = 2) -> None:
+        super().__init__(message)
+        self.exit_status = exit_status
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,9 +70,17 @@ def run_node(data_dir: Path, flow: Path | None = None, *, config: Path | None = 
     if accept_damage:
         node_config = replace(node_config, storage=replace(node_config.storage, flowfile_repository=replace(
             node_config.storage.flowfile_repository, accept_damage=True)))
+    try:
+        return _run_node(data_dir, flow, node_config, parameter, name, cluster)
+    except DataDirectoryInUseError as error:
+        raise RunError(str(error), exit_status=1) from None
+
+
+def _run_node(data_dir: Path, flow: Path | None, node_config: NodeConfig, parameter: Sequence[str], name: str,
+              cluster: ClusterOptions | None) -> None:
     agent = None
     if cluster is None:
-        node = StandaloneNode(data_dir, node_config)
+        node = StandaloneNode(data_dir, node_config, name=name)
     else:
         try:
             keys = ClusterKeys(cluster.cluster)
@@ -75,12 +91,13 @@ def run_node(data_dir: Path, flow: Path | None = None, *, config: Path | None = 
                 node_config.cluster, election_max_candidates=cluster.election_max_candidates))
         role = NodeRole(clustered=False, primary=True)
         state = ClusterStateProvider(LocalStateProvider(Path(data_dir) / "state" / "local"), keys)
-        node = StandaloneNode(data_dir, node_config, unseal=cluster.unseal, role=role, cluster_state=state)
+        node = StandaloneNode(data_dir, node_config, unseal=cluster.unseal, role=role, cluster_state=state, name=name)
         agent = ClusterAgent(node, cluster.node_id, cluster.redis_url, keys, node_config.cluster, role, state,
                              cluster.register_commands)
     try:
         problems = node.load_flow(flow, _parameters(parameter))
     except (FileNotFoundError, ValueError) as error:  # FlowDefinitionError is a ValueError
+        node.stop()
         raise RunError(str(error)) from None
     for problem in problems:
         log.warning("%s: flow problem: %s", name, problem)
@@ -102,8 +119,12 @@ def run_node(data_dir: Path, flow: Path | None = None, *, config: Path | None = 
     log.info("%s: stopping", name)
     if agent is not None:
         agent.stop()
-    node.stop()
-    log.info("%s: stopped cleanly", name)
+    unclosed = node.stop()
+    if unclosed:
+        log.warning("%s: stopped; %d repository(ies) could not be closed cleanly (see above); what was committed is "
+                    "recovered at the next start", name, len(unclosed))
+    else:
+        log.info("%s: stopped cleanly", name)
 
 
 def _node_config(path: Path | None, status_interval: float | None) -> NodeConfig:

@@ -10,6 +10,9 @@ Start-up order: the FlowFile repository recovers first (its snapshot and journal
 FlowFiles exist); claimant counts are rebuilt from the recovered FlowFiles and swap files;
 content that no FlowFile references (written by sessions that never committed) is collected;
 then the provenance repository recovers and the background work starts.
+
+One node per data directory: a ``NodeStorage`` takes the exclusive lock of the directory
+(``engine.lock``) before it touches anything in it, and gives it back at ``close``.
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ from __future__ import annotations
 import gc
 import logging
 from pathlib import Path
+from typing import Callable
 
 from engine.config import StorageConfig
 from engine.content.claims import ResourceClaimManager
 from engine.content.repository import ContentRepository
 from engine.damage import DamageLog, Quarantine
+from engine.lock import DataDirectoryLock
 from engine.provenance.repository import ProvenanceRepository
 from engine.repository.flowfile_repository import FlowFileRepository, RecoveredFlowFiles
 from engine.verify import Verification, verify
@@ -35,10 +40,20 @@ class NodeStorage:
     """The FlowFile, content and provenance repositories of one node, and their claim counts.
 
     Use ``open()`` (or the context manager) to recover, and ``close()`` to checkpoint and stop.
+    Making one locks the data directory (``node`` names the holder in the lock file); raises
+    ``engine.lock.DataDirectoryInUseError`` while another holds it.
     """
 
-    def __init__(self, data_dir: str | Path, config: StorageConfig | None = None) -> None:
+    def __init__(self, data_dir: str | Path, config: StorageConfig | None = None, *, node: str | None = None) -> None:
         self.data_dir = Path(data_dir)
+        self.lock = DataDirectoryLock(self.data_dir, node)
+        try:
+            self._make_repositories(config)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def _make_repositories(self, config: StorageConfig | None) -> None:
         self.config = config or StorageConfig()
         self.claims = ResourceClaimManager()
         #: Damage found in the data directory since the node started (see ``engine.damage``).
@@ -87,11 +102,37 @@ class NodeStorage:
         """Check content existence and claimant counts (call while no session is open)."""
         return verify(self.flowfiles, self.content, self.claims.counts())
 
-    def close(self) -> None:
-        """Checkpoint the FlowFile repository, release what it freed, and close everything."""
-        self.flowfiles.close()
-        self.provenance.close()
-        self.content.close()
+    def close(self) -> list[str]:
+        """Checkpoint the FlowFile repository, release what it freed, close every repository and
+        unlock the data directory (idempotent).
+
+        A repository that cannot be closed cleanly (a full disk, an I/O error) does not keep the
+        others open: each such failure is logged as one line saying what it means for the data,
+        and the lines are returned.
+        """
+        failures: list[str] = []
+
+        def attempt(close: Callable[[], None], what: str, meaning: str) -> bool:
+            try:
+                close()
+            except Exception as error:  # SQLite reports a full disk as its own error, not an OSError
+                reason = error.strerror if isinstance(error, OSError) and error.strerror else \
+                    f"{type(error).__name__}: {error}"
+                failures.append(f"{what}: {reason}; {meaning}")
+                log.error("%s", failures[-1])
+                log.debug("why %s failed", what, exc_info=True)
+                return False
+            return True
+
+        if self.recovered is not None:
+            attempt(self.flowfiles.close, f"could not write the checkpoint of {self.flowfiles.directory}",
+                    "every committed FlowFile is in the journals and will be recovered at the next start")
+        attempt(self.provenance.close, f"could not close the provenance repository {self.provenance.directory}",
+                "events not yet rolled over stay in its journals and are rolled over at the next start")
+        attempt(self.content.close, "could not close the content repository",
+                "the content of committed FlowFiles stays on disk")
+        self.lock.release()
+        return failures
 
     def __enter__(self) -> NodeStorage:
         self.open()

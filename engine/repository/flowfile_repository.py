@@ -188,8 +188,9 @@ class FlowFileRepository:
     def close(self) -> None:
         """Stop checkpointing, take a final checkpoint and close the log (idempotent).
 
-        A final checkpoint that fails (a full disk) is logged, not raised: every committed
-        transaction is in the journals and is recovered at the next start.
+        The log is closed even when the final checkpoint fails (a full disk); the checkpoint's
+        error is raised afterwards: every committed transaction is in the journals and is
+        recovered at the next start.
         """
         if self.wal.closed:
             return
@@ -198,7 +199,5 @@ class FlowFileRepository:
             self._checkpoint_thread.join()
         try:
             self.checkpoint()
-        except OSError as error:
-            log.error("could not write the checkpoint of %s: %s; every committed FlowFile is in the journals and "
-                      "is recovered at the next start", self.directory, error)
-        self.wal.close(checkpoint=False)
+        finally:
+            self.wal.close(checkpoint=False)

@@ -9,6 +9,10 @@ commit. With a run duration, triggers repeat on the same session until the time 
 the work runs out, and one commit covers them all. A processor that raises ``ProcessException``
 has its session rolled back (its FlowFiles penalized); any other error also yields it
 administratively (30 s by default).
+
+While the node is paused for lack of disk space (``engine.runtime.disk_space``) tasks are
+skipped like under back pressure. A session that fails because the disk is full is rolled back
+without penalizing its FlowFiles, and the component yields for its own yield duration.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from engine.components.errors import ProcessException
 from engine.flow.model import ConnectionConfig
 from engine.queue import FlowFileAvailability, FlowFileQueue
 from engine.runtime.bulletins import BulletinBoard, ComponentLogger
+from engine.runtime.disk_space import is_disk_full
 from engine.runtime.stats import ComponentStats
 from engine.session import ProcessSession, SessionComponent
 from engine.session.session import SessionCounts, TaskTerminatedError
@@ -33,6 +38,7 @@ if TYPE_CHECKING:
     from engine.runtime.clock import Clock
     from engine.runtime.config import RuntimeConfig
     from engine.cron import CronSchedule
+    from engine.runtime.disk_space import DiskSpaceMonitor
     from engine.runtime.scheduler import Scheduler
     from engine.runtime.state import LocalStateProvider
     from engine.storage import NodeStorage
@@ -61,6 +67,7 @@ class Outcome(Enum):
     DID_WORK = "did work"
     NO_WORK = "no work"
     BACK_PRESSURE = "back pressure"
+    DISK_FULL = "disk full"
     NOT_PRIMARY = "not the primary node"
     YIELDED = "yielded"
     FAILED = "failed"
@@ -113,6 +120,7 @@ class Runtime:
     local_state: LocalStateProvider
     cluster_state: Any = None
     scheduler: Scheduler | None = None
+    disk_space: DiskSpaceMonitor | None = None
 
 
 @dataclass
@@ -265,6 +273,8 @@ class Connectable:
             return Outcome.YIELDED
         if self.primary_only and not self.runtime.role.is_primary:
             return Outcome.NOT_PRIMARY
+        if self.runtime.disk_space is not None and self.runtime.disk_space.paused:
+            return Outcome.DISK_FULL
         if not self.prepare():
             return Outcome.FAILED
         if not self.has_work():
@@ -326,12 +336,22 @@ class Connectable:
                 return
 
     def _failed(self, task: ActiveTask, error: Exception) -> Outcome:
+        disk_full = is_disk_full(error)
         for session in task.sessions:
             if not session.terminated:
                 try:
-                    session.rollback(penalize=True)
+                    session.rollback(penalize=not disk_full)
                 except Exception:
                     self.logger.exception("rolling back after a failure failed")
+        if disk_full:
+            # Not the FlowFiles' fault nor the processor's: no penalty, no administrative yield;
+            # the disk-space monitor looks at once and pauses the node if space is short.
+            if self.runtime.disk_space is not None:
+                self.runtime.disk_space.wake()
+            self.logger.warning("the disk is full (%s); the session was rolled back, nothing is lost; "
+                                "retrying in %g s", error, self.yield_duration)
+            self.yield_processor()
+            return Outcome.DISK_FULL
         if isinstance(error, ProcessException):
             self.logger.error("failed to process session due to %s; rolled back", error)
             return Outcome.DID_WORK
@@ -367,7 +387,7 @@ class Connectable:
             wall = self.runtime.clock.time()
             start = wall + max(0.0, self.yield_expiration - now)
             return now + (self.cron.next_after(start) - wall)
-        if outcome in (Outcome.NO_WORK, Outcome.BACK_PRESSURE, Outcome.NOT_PRIMARY):
+        if outcome in (Outcome.NO_WORK, Outcome.BACK_PRESSURE, Outcome.NOT_PRIMARY, Outcome.DISK_FULL):
             return now + max(self.run_schedule, config.bored_yield_duration)
         if outcome in (Outcome.YIELDED, Outcome.FAILED):
             return now + max(self.run_schedule, self.yield_expiration - now)

@@ -3,10 +3,12 @@
 ``load`` builds components and connections from a checked flow definition and hands each
 connection the FlowFiles that recovery found for its queue (FlowFiles of queues the flow no
 longer has are kept apart, untouched, as orphans). ``start`` starts the scheduler and a
-maintenance thread (FlowFile expiration, periodic status line); ``start_components`` enables
-services and starts components in the states the flow saved. Operations on single components
-(start, stop, enable, disable, terminate, list or empty a queue) keep the flow definition's
-saved states up to date and call ``on_change`` so the caller can persist it.
+maintenance thread (FlowFile expiration, periodic status line) and, with a ``disk_space``
+setting, the monitor that pauses the flow while a repository's disk is short of space
+(``engine.runtime.disk_space``); ``start_components`` enables services and starts components
+in the states the flow saved. Operations on single components (start, stop, enable, disable,
+terminate, list or empty a queue) keep the flow definition's saved states up to date and call
+``on_change`` so the caller can persist it.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from engine.runtime.connectable import (
     Runtime,
     ScheduledState,
 )
+from engine.runtime.disk_space import DiskSpaceConfig, DiskSpaceMonitor
 from engine.runtime.flow_update import update_flow
 from engine.runtime.funnels import FunnelNode, PortNode
 from engine.runtime.processor_node import ProcessorNode
@@ -92,6 +95,7 @@ class FlowController:
         clock: Clock | None = None,
         role: NodeRole | None = None,
         cluster_state: object | None = None,
+        disk_space: DiskSpaceConfig | None = None,
     ) -> None:
         self.storage = storage
         self.registry = registry or default_registry()
@@ -100,8 +104,11 @@ class FlowController:
         self.bulletins = BulletinBoard()
         storage.damage.subscribe(self._post_damage)
         self.scheduler = Scheduler(self.clock, self.config.max_timer_driven_threads)
+        self.disk_space = None if disk_space is None else DiskSpaceMonitor.for_storage(storage, disk_space,
+                                                                                        self.bulletins)
         self.runtime = Runtime(storage, self.config, self.clock, self.bulletins, role or NodeRole(),
-                               LocalStateProvider(storage.data_dir / "state" / "local"), cluster_state, self.scheduler)
+                               LocalStateProvider(storage.data_dir / "state" / "local"), cluster_state, self.scheduler,
+                               self.disk_space)
         self.flow: FlowDefinition | None = None
         self.processors: dict[str, ProcessorNode] = {}
         self.funnels: dict[str, FunnelNode] = {}
@@ -280,7 +287,9 @@ class FlowController:
     # -- running --------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start the worker threads and the maintenance thread."""
+        """Start the worker threads, the maintenance thread and the disk-space monitor."""
+        if self.disk_space is not None:
+            self.disk_space.start()
         self.scheduler.start()
         self._stop.clear()
         self._maintenance = threading.Thread(target=self._maintain, name="flow-maintenance", daemon=True)
@@ -366,6 +375,8 @@ class FlowController:
         self.scheduler.stop(timeout=1.0)
         if self._maintenance is not None:
             self._maintenance.join(timeout=5)
+        if self.disk_space is not None:
+            self.disk_space.stop()
 
     def _maintain(self) -> None:
         while not self._stop.wait(self.config.expiration_sweep_interval):
@@ -542,6 +553,7 @@ class FlowController:
             is_primary=self.runtime.role.is_primary,
             orphaned_queues={queue_id: len(queue) for queue_id, queue in self.orphans.items()},
             repositories=self._repository_figures(),
+            disk_space=self.disk_space.status() if self.disk_space is not None else {},
         )
         bulletins = [b.as_dict() for b in self.bulletins.recent()]
         return FlowStatus(node, root, processors, connections, ports, services, bulletins)
@@ -620,6 +632,7 @@ class FlowController:
         running = sum(1 for n in self.processors.values() if n.state is ScheduledState.RUNNING)
         window = [n.stats.window() for n in self.processors.values()]
         orphaned = sum(len(q) for q in self.orphans.values())
+        paused = self.disk_space.describe() if self.disk_space is not None else None
         return (
             f"{running}/{len(self.processors)} processors running; "
             f"{sum(s.count for s in connections):,} FlowFiles queued "
@@ -629,6 +642,7 @@ class FlowController:
             f"{sum(w.invocations for w in window):,} tasks; "
             f"{sum(n.active_thread_count for n in self.connectables())} active thread(s)"
             + (f"; {orphaned:,} FlowFiles in orphaned queues" if orphaned else "")
+            + (f"; {paused}" if paused else "")
         )
 
     def invalid_components(self) -> dict[str, list[str]]:

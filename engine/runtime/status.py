@@ -112,6 +112,8 @@ class NodeStatus:
     is_primary: bool
     orphaned_queues: dict[str, int]
     repositories: dict[str, Any]
+    #: Whether the flow is paused for lack of disk space, and each repository's free space.
+    disk_space: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

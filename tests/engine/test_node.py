@@ -3,6 +3,7 @@ and replacing the running flow in place — unchanged components untouched, queu
 
 from __future__ import annotations
 
+import errno
 import gzip
 import json
 import time
@@ -14,6 +15,7 @@ from engine.flow.sealed import open_flow, seal_flow
 from engine.node import StandaloneNode
 from engine.runtime.connectable import ComponentStateError
 from engine.secrets import SensitiveKey
+from engine.testing.faults import FaultPlan
 from engine.testing.flows import connection, flow, processor
 
 KEY = SensitiveKey("node tests")
@@ -144,3 +146,16 @@ def test_a_new_connection_takes_over_the_orphaned_queue_of_its_identifier(tmp_pa
     node.replace_flow(queueing())
     assert "held" not in node.controller.orphans
     assert node.queued_flowfiles()["held"] >= held
+
+
+def test_a_node_stopping_on_a_full_disk_closes_everything_and_loses_nothing(tmp_path, running):
+    node = running(tmp_path / "node", queueing())
+    wait_queued(node, 5)
+    node.controller.stop_processor("gen", wait=5)
+    held = node.queued_flowfiles()["held"]
+    with FaultPlan(fail_at=1, errno=errno.ENOSPC, operations={"write", "sync"}, persistent=True).installed():
+        failures = node.stop()
+    assert failures[0].startswith(f"could not write the checkpoint of {tmp_path / 'node' / 'flowfile_repository'}: "
+                                  "No space left on device; every committed FlowFile is in the journals")
+    again = running(tmp_path / "node", queueing())
+    assert len(again.storage.recovered.queues["held"]) == held

@@ -187,11 +187,11 @@ def make_controller(tmp_path, registry):
     """Build a controller over fresh storage from a flow document; shut down afterwards."""
     made = []
 
-    def make(document, *, clock=None, config=None, role=None, start=False):
+    def make(document, *, clock=None, config=None, role=None, start=False, disk_space=None):
         storage = NodeStorage(tmp_path / f"node-{len(made)}")
         recovered = storage.open(background=False)
         controller = FlowController(storage, registry=registry, clock=clock or ManualClock(),
-                                    config=config or RuntimeConfig(), role=role or NodeRole())
+                                    config=config or RuntimeConfig(), role=role or NodeRole(), disk_space=disk_space)
         controller.load(load_flow(document), recovered)
         made.append(controller)
         if start:

@@ -39,4 +39,4 @@ class Command(BaseCommand):
             run(node_id, data_dir, flow, cluster=cluster, config=config, parameter=parameter,
                 status_interval=status_interval, accept_damage=accept_damage)
         except RunError as error:
-            raise CommandError(str(error), returncode=2) from None
+            raise CommandError(str(error), returncode=error.exit_status) from None
