@@ -43,6 +43,11 @@ class Workload:
         self.model: dict[str, tuple[str, str]] = {}
         self.failed_uuids: set[str] = set()
         self.acknowledged_uuids: set[str] = set()
+        self.actions = [
+            (self.component("gen", (), {"success": "in"}), self.generate),
+            (self.component("work", ("in",), {"success": "out"}), self.work),
+            (self.component("drain", ("out",), {}), self.drain),
+        ]
 
     def component(self, name: str, incoming: tuple[str, ...], outgoing: dict[str, str]) -> SessionComponent:
         return SessionComponent(name, "Campaign", incoming=[self.queues[q] for q in incoming],
@@ -51,7 +56,7 @@ class Workload:
 
     def run(self, steps: int = STEPS) -> None:
         for step in range(steps):
-            for action in (self.generate, self.work, self.drain):
+            for action in self.actions:
                 self._commit(action, step)
             if step % 5 == 4:
                 self._tolerate(self.storage.flowfiles.checkpoint)
@@ -66,10 +71,15 @@ class Workload:
             pass
 
     def _commit(self, action, step: int) -> None:
-        session, changes, created = action(step)
+        component, work = action
+        session = ProcessSession(self.storage, component)
+        changes: dict[str, tuple[str, str] | None] = {}
+        created: list[str] = []
         try:
+            work(session, step, changes, created)
             session.commit()
         except OSError:
+            session.rollback()  # as the framework does when a task fails (a no-op after a failed commit)
             self.failed_uuids.update(created)
             return
         self.acknowledged_uuids.update(created)
@@ -79,20 +89,15 @@ class Workload:
             else:
                 self.model[uuid] = value
 
-    def generate(self, step: int):
-        session = ProcessSession(self.storage, self.component("gen", (), {"success": "in"}))
-        changes, created = {}, []
+    def generate(self, session: ProcessSession, step: int, changes: dict, created: list) -> None:
         for index in range(3):
             data = (b"%d-%d:" % (step, index)) * (40 + 90 * index)
             flowfile = session.write_bytes(session.create(), data)
             session.transfer(flowfile, "success")
             changes[flowfile.uuid] = ("in", hashlib.sha256(data).hexdigest())
             created.append(flowfile.uuid)
-        return session, changes, created
 
-    def work(self, step: int):
-        session = ProcessSession(self.storage, self.component("work", ("in",), {"success": "out"}))
-        changes, created = {}, []
+    def work(self, session: ProcessSession, step: int, changes: dict, created: list) -> None:
         for position, flowfile in enumerate(session.get_batch(4)):
             if position == 0:
                 data = b"modified %d " % step * 30
@@ -113,15 +118,11 @@ class Workload:
             else:
                 session.transfer(flowfile, "success")
                 changes[flowfile.uuid] = ("out", self.model[flowfile.uuid][1])
-        return session, changes, created
 
-    def drain(self, step: int):
-        session = ProcessSession(self.storage, self.component("drain", ("out",), {}))
-        changes = {}
+    def drain(self, session: ProcessSession, step: int, changes: dict, created: list) -> None:
         for flowfile in session.get_batch(2 + step % 3):
             session.transfer(flowfile, "done")
             changes[flowfile.uuid] = None
-        return session, changes, []
 
     def durable_state(self) -> dict[str, tuple[str, str]]:
         """What the repositories hold: every FlowFile, in memory or swapped, with its content."""
@@ -143,8 +144,8 @@ class Workload:
         verification = self.storage.verify()
         assert verification.ok, (where, verification.problems)
         self.storage.provenance.rollover()
-        created = {event.flowfile_uuid for event in self.storage.provenance.query(
-            ProvenanceQuery(limit=100_000)).events for _ in [0]}
+        events = self.storage.provenance.query(ProvenanceQuery(limit=100_000)).events
+        created = {uuid for event in events for uuid in (event.flowfile_uuid, *event.child_uuids)}
         assert self.acknowledged_uuids <= created, (where, "events missing for acknowledged commits")
         assert not self.failed_uuids & created, (where, "events for commits that failed")
 
