@@ -9,7 +9,6 @@ from typing import Iterable
 from engine.content.repository import ContentNotFoundError, ContentRepository
 from engine.flowfile import FlowFile, ResourceClaim
 from engine.repository.flowfile_repository import FlowFileRepository
-from engine.repository.swap import SwapFileError
 
 __all__ = ["Verification", "verify"]
 
@@ -39,19 +38,20 @@ def verify(
     """Check the FlowFile repository (and its swap files) against the content repository.
 
     Every FlowFile, in memory or swapped out, must point at a live resource claim that is long
-    enough; each swap file's summary must match its body; and, when ``claim_counts`` is given,
-    each claimant count must equal the references recounted from the FlowFiles (plus
-    ``in_flight`` ones held by open sessions).
+    enough; each swap file must be undamaged and its summary match its body; and, when
+    ``claim_counts`` is given, each claimant count must equal the references recounted from the
+    FlowFiles and the swap-file summaries (plus ``in_flight`` ones held by open sessions).
     """
     result = Verification()
     lengths: dict[ResourceClaim, int | str] = {}
 
-    def check(flowfile: FlowFile, where: str) -> None:
+    def check(flowfile: FlowFile, where: str, count: bool = True) -> None:
         claim = flowfile.content_claim
         if claim is None:
             return
         resource = claim.resource_claim
-        result.references[resource] += 1
+        if count:
+            result.references[resource] += 1
         if resource not in lengths:
             lengths[resource] = _live_length(content, resource)
         length = lengths[resource]
@@ -68,20 +68,28 @@ def verify(
         check(flowfile, f"queue {queue_id}")
     for location in sorted(flowfiles.swap_locations):
         try:
-            summary = flowfiles.swap.read_summary(location)
-            body = flowfiles.swap.read_flowfiles(location)
-        except (SwapFileError, OSError) as error:
+            contents = flowfiles.swap.read(location)
+        except OSError as error:
             result.problems.append(f"swap file {location}: {error}")
             continue
+        for offset, found in contents.damage:
+            where = f" at byte offset {offset}" if offset is not None else ""
+            result.problems.append(f"swap file {location} is damaged{where}: {found}")
+        summary = contents.summary
+        if summary is None:
+            continue
+        # The repository counts a swap file's claimants from its summary.
+        result.references.update(summary.claims)
+        body = contents.flowfiles
         body_claims = Counter(f.content_claim.resource_claim for f in body if f.content_claim is not None)
-        if summary.count != len(body) or summary.claims != dict(body_claims):
+        if not contents.damage and (summary.count != len(body) or summary.claims != dict(body_claims)):
             result.problems.append(
                 f"swap file {location}: its summary ({summary.count} FlowFiles) does not match its body "
                 f"({len(body)} FlowFiles)"
             )
         for flowfile in body:
             result.swapped_flowfiles += 1
-            check(flowfile, f"swap file {location}")
+            check(flowfile, f"swap file {location}", count=False)
     for flowfile in in_flight:
         if flowfile.content_claim is not None:
             result.references[flowfile.content_claim.resource_claim] += 1

@@ -4,9 +4,15 @@ In memory a queue keeps two heaps: FlowFiles ready to go, ordered by the priorit
 and penalized FlowFiles, ordered by the end of their penalty (they join the first heap when it
 ends). When more FlowFiles than the swap threshold sit in memory, the lowest-priority ones are
 written to a swap file in one batch (penalized ones count as the lowest of all), and the queue
-keeps only the file's summary: how many FlowFiles and bytes, and the best sort key inside. A
-poll swaps a file back in as soon as its best key would come out before the head of memory,
-so FlowFiles leave in exact priority order whatever was swapped.
+keeps only the file's summary: how many FlowFiles and bytes, the best sort key inside, and
+when the first of them is ready (a file of penalized FlowFiles only is not read back before
+its first penalty ends). A poll swaps a ready file back in as soon as its best key would come
+out before the head of memory, so FlowFiles leave in exact priority order whatever was swapped.
+
+A swap-in or swap-out the storage refuses (a full or failing disk) changes nothing and is
+retried after ``SWAP_RETRY_MS``; meanwhile the file counts as penalized, so the queue never
+reports work it cannot hand out. A damaged swap file gives back what it can: its lost
+FlowFiles leave the queue's figures at once (the swap manager reports them).
 """
 
 from __future__ import annotations
@@ -30,6 +36,9 @@ log = logging.getLogger(__name__)
 
 #: Expired FlowFiles removed by one poll at most (NiFi's figure), so a poll stays short.
 MAX_EXPIRED_PER_POLL = 10_000
+
+#: How long a swap-in or swap-out waits after the storage refused one (ms).
+SWAP_RETRY_MS = 1_000
 
 
 class FlowFileAvailability(Enum):
@@ -97,18 +106,24 @@ class Polled(NamedTuple):
 
 
 class SwappedFile(NamedTuple):
-    """A swap file of this queue as the queue knows it (the FlowFiles stay on disk)."""
+    """A swap file of this queue as the queue knows it (the FlowFiles stay on disk).
+
+    ``ready_at`` (ms): not swapped in before then — the end of the first penalty when all its
+    FlowFiles are penalized, or the retry after a failed swap-in; 0 when ready.
+    """
 
     location: str
     count: int
     bytes: int
     best_key: SortKey
+    ready_at: int = 0
 
 
 class Swapper(Protocol):
     """Where a queue writes and reads its swap files (the FlowFile repository's swap manager)."""
 
-    def swap_out(self, queue_id: str, flowfiles: Sequence[FlowFile], order: Any = None) -> str: ...
+    def swap_out(self, queue_id: str, flowfiles: Sequence[FlowFile], order: Any = None, *,
+                 now: int | None = None) -> str: ...
 
     def swap_in(self, location: str) -> list[FlowFile]: ...
 
@@ -140,12 +155,13 @@ class FlowFileQueue:
         self._penalized: list[tuple[int, SortKey, FlowFile]] = []
         self._memory_bytes = 0
         self._swapped: list[SwappedFile] = []
-        self._best_swapped: SortKey | None = None
+        self._best_swapped: SortKey | None = None  # best key among the ready swap files
+        self._swapped_wait: int | None = None  # when the first waiting swap file becomes ready
+        self._swap_out_retry_at = 0
         self._swapped_count = 0
         self._swapped_bytes = 0
         self._unacked_count = 0
         self._unacked_bytes = 0
-        self._failed_swap_ins: set[str] = set()
 
     # -- settings -------------------------------------------------------------------------
 
@@ -167,7 +183,7 @@ class FlowFileQueue:
                 self._penalized = [(p, key(f), f) for p, _, f in self._penalized]
                 heapq.heapify(self._penalized)
                 self._swapped = [s._replace(best_key=self._best_key_on_disk(s.location)) for s in self._swapped]
-                self._refresh_best_swapped()
+                self._refresh_best_swapped(self._now_ms())
             self._swap_out_excess()
 
     # -- adding ---------------------------------------------------------------------------
@@ -194,6 +210,7 @@ class FlowFileQueue:
 
     def restore(self, flowfiles: Iterable[FlowFile], swap_files: Iterable[tuple[str, Any]] = ()) -> None:
         """Take back what recovery found for this queue: FlowFiles and swap-file summaries."""
+        now = self._now_ms()
         with self._lock:
             for location, summary in swap_files:
                 order = summary.order or {}
@@ -201,7 +218,7 @@ class FlowFileQueue:
                     best = tuple(order["best"])
                 else:
                     best = self._best_key_on_disk(location)
-                self._add_swapped(SwappedFile(location, summary.count, summary.bytes, best))
+                self._add_swapped(SwappedFile(location, summary.count, summary.bytes, best, summary.ready_at), now)
         self.put_all(flowfiles)
 
     # -- taking ---------------------------------------------------------------------------
@@ -217,12 +234,14 @@ class FlowFileQueue:
         expired: list[FlowFile] = []
         with self._lock:
             self._release_penalties(now)
+            if self._swapped_wait is not None and self._swapped_wait <= now:
+                self._refresh_best_swapped(now)
             expiration_ms = int(self._settings.expiration * 1000)
             active = self._active
             while len(taken) < max_count:
                 if self._best_swapped is not None and (not active or self._best_swapped < active[0][0]):
-                    if self._swap_in_best(now):
-                        continue
+                    self._swap_in_best(now)
+                    continue
                 if not active:
                     break
                 flowfile = heapq.heappop(active)[1]
@@ -269,13 +288,22 @@ class FlowFileQueue:
             flowfiles = [f for _, f in sorted(self._active)] + [f for _, _, f in sorted(self._penalized)]
             swapped = list(self._swapped)
             self._active, self._penalized, self._swapped = [], [], []
-            self._best_swapped = None
+            self._best_swapped = self._swapped_wait = None
             count = len(flowfiles) + self._swapped_count
             size = self._memory_bytes + self._swapped_bytes
             self._memory_bytes = self._swapped_count = self._swapped_bytes = 0
             self._unacked_count += count
             self._unacked_bytes += size
         return flowfiles, swapped
+
+    def give_back(self, swapped: Iterable[SwappedFile]) -> None:
+        """Take back swap files handed out by ``take_all`` that could not be deleted."""
+        with self._lock:
+            now = self._now_ms()
+            for swap_file in swapped:
+                self._add_swapped(swap_file, now)
+                self._unacked_count -= swap_file.count
+                self._unacked_bytes -= swap_file.bytes
 
     def acknowledge(self, flowfiles: Iterable[FlowFile]) -> None:
         """Settle FlowFiles taken by ``poll`` (committed elsewhere, or put back)."""
@@ -316,18 +344,24 @@ class FlowFileQueue:
         return 0 < settings.back_pressure_data_size_threshold <= size
 
     def availability(self) -> FlowFileAvailability:
-        """Whether a poll now would find a FlowFile (read without locking: a hint, not a promise)."""
-        if self._active or self._swapped:
+        """Whether a poll now would find a FlowFile (read without locking: a hint, not a promise).
+
+        Swap files that are not ready yet count as penalized FlowFiles.
+        """
+        if self._active or self._best_swapped is not None:
             return FlowFileAvailability.FLOWFILE_AVAILABLE
-        penalized = self._penalized
-        if penalized:
-            try:
-                if penalized[0][0] <= self._now_ms():
-                    return FlowFileAvailability.FLOWFILE_AVAILABLE
-            except IndexError:
-                pass
-            return FlowFileAvailability.HEAD_OF_QUEUE_PENALIZED
-        return FlowFileAvailability.ACTIVE_QUEUE_EMPTY
+        penalized, wait = self._penalized, self._swapped_wait
+        if not penalized and wait is None:
+            return FlowFileAvailability.ACTIVE_QUEUE_EMPTY
+        now = self._now_ms()
+        if wait is not None and wait <= now:
+            return FlowFileAvailability.FLOWFILE_AVAILABLE
+        try:
+            if penalized and penalized[0][0] <= now:
+                return FlowFileAvailability.FLOWFILE_AVAILABLE
+        except IndexError:
+            pass
+        return FlowFileAvailability.HEAD_OF_QUEUE_PENALIZED
 
     def peek(self, count: int) -> list[FlowFile]:
         """The first ``count`` FlowFiles held in memory, in the order they would leave.
@@ -360,7 +394,10 @@ class FlowFileQueue:
     def _swap_out_excess(self) -> None:
         """Write the lowest-priority batch to a swap file while memory holds too many FlowFiles."""
         settings = self._settings
-        while self._swapper is not None and len(self._active) + len(self._penalized) > settings.swap_threshold:
+        if self._swapper is None or len(self._active) + len(self._penalized) <= settings.swap_threshold:
+            return
+        now = self._now_ms()
+        while len(self._active) + len(self._penalized) > settings.swap_threshold and now >= self._swap_out_retry_at:
             entries = [(0, 0, key, f) for key, f in self._active]
             entries += [(1, until, key, f) for until, key, f in self._penalized]
             entries.sort()
@@ -370,36 +407,39 @@ class FlowFileQueue:
             best = min(key for _, _, key, _ in out)
             order = {"prioritizers": list(settings.prioritizers), "best": list(best)}
             try:
-                location = self._swapper.swap_out(self.identifier, flowfiles, order)
-            except Exception:
-                log.exception("queue %s could not swap out %d FlowFiles; keeping them in memory",
-                              self.identifier, len(flowfiles))
+                location = self._swapper.swap_out(self.identifier, flowfiles, order, now=now)
+            except Exception as error:
+                self._swap_out_retry_at = now + SWAP_RETRY_MS
+                self._log_swap_failure(error, f"could not swap out {len(flowfiles)} FlowFiles; they stay in memory")
                 return
             self._active = [(key, f) for flag, _, key, f in keep if flag == 0]
             self._penalized = [(until, key, f) for flag, until, key, f in keep if flag == 1]
             size = sum(f.size for f in flowfiles)
             self._memory_bytes -= size
-            self._add_swapped(SwappedFile(location, len(flowfiles), size, best))
+            ready = min(f.penalty_expiration for f in flowfiles)
+            self._add_swapped(SwappedFile(location, len(flowfiles), size, best, ready if ready > now else 0), now)
 
-    def _swap_in_best(self, now: int) -> bool:
-        """Load the swap file with the best key; False when it could not be read."""
-        best = min((s for s in self._swapped if s.location not in self._failed_swap_ins),
-                   key=lambda s: s.best_key, default=None)
+    def _swap_in_best(self, now: int) -> None:
+        """Load the ready swap file with the best key; one that cannot be loaded now waits.
+
+        A damaged file comes back with what could be read of it; its lost FlowFiles leave the
+        queue's figures with it.
+        """
+        best = min((s for s in self._swapped if s.ready_at <= now), key=lambda s: s.best_key, default=None)
         if best is None:
-            self._best_swapped = None
-            return False
+            self._refresh_best_swapped(now)
+            return
         try:
             flowfiles = self._swapper.swap_in(best.location)
-        except Exception:
-            log.exception("queue %s could not swap in %s; its FlowFiles stay on disk until a restart",
-                          self.identifier, best.location)
-            self._failed_swap_ins.add(best.location)
-            self._refresh_best_swapped()
-            return False
+        except Exception as error:
+            self._swapped[self._swapped.index(best)] = best._replace(ready_at=now + SWAP_RETRY_MS)
+            self._refresh_best_swapped(now)
+            self._log_swap_failure(error, f"could not swap in {best.location}")
+            return
         self._swapped.remove(best)
         self._swapped_count -= best.count
         self._swapped_bytes -= best.bytes
-        self._refresh_best_swapped()
+        self._refresh_best_swapped(now)
         key = self._key
         for flowfile in flowfiles:
             if flowfile.penalty_expiration > now:
@@ -407,17 +447,28 @@ class FlowFileQueue:
             else:
                 heapq.heappush(self._active, (key(flowfile), flowfile))
             self._memory_bytes += flowfile.size
-        return True
 
-    def _add_swapped(self, swapped: SwappedFile) -> None:
+    def _log_swap_failure(self, error: Exception, what: str) -> None:
+        if isinstance(error, OSError):
+            log.warning("queue %s %s (%s); retrying in %d ms", self.identifier, what, error, SWAP_RETRY_MS)
+        else:
+            log.error("queue %s %s; retrying in %d ms", self.identifier, what, SWAP_RETRY_MS, exc_info=error)
+
+    def _add_swapped(self, swapped: SwappedFile, now: int) -> None:
         self._swapped.append(swapped)
         self._swapped_count += swapped.count
         self._swapped_bytes += swapped.bytes
-        self._refresh_best_swapped()
+        self._refresh_best_swapped(now)
 
-    def _refresh_best_swapped(self) -> None:
-        keys = [s.best_key for s in self._swapped if s.location not in self._failed_swap_ins]
-        self._best_swapped = min(keys) if keys else None
+    def _refresh_best_swapped(self, now: int) -> None:
+        best = wait = None
+        for swapped in self._swapped:
+            if swapped.ready_at <= now:
+                if best is None or swapped.best_key < best:
+                    best = swapped.best_key
+            elif wait is None or swapped.ready_at < wait:
+                wait = swapped.ready_at
+        self._best_swapped, self._swapped_wait = best, wait
 
     def _best_key_on_disk(self, location: str) -> SortKey:
         key = self._key

@@ -106,6 +106,8 @@ class FlowFileRepository:
     def _recover(self, read_only: bool) -> RecoveredFlowFiles:
         report = self.wal.recover(read_only=read_only)
         recovered = RecoveredFlowFiles(wal=report)
+        # Before the records are read: a damaged swap file gives its readable FlowFiles back to them.
+        recovered.swap_files = self.swap.recover(read_only=read_only)
         records = self.wal.records
         max_id = max(records, default=-1)
         queues: dict[str, list[FlowFile]] = defaultdict(list)
@@ -117,7 +119,6 @@ class FlowFileRepository:
         self.claim_manager.increment_all(
             claim.resource_claim for claim in map(_content_claim, records.values()) if claim is not None
         )
-        recovered.swap_files = self.swap.recover(read_only=read_only)
         for files in recovered.swap_files.values():
             for _, summary in files:
                 max_id = max(max_id, summary.max_id)

@@ -495,20 +495,29 @@ class FlowController:
         queue = self.queue(identifier)
         details = f"FlowFile Queue emptied by {requester}"
         flowfiles, swapped = queue.take_all()
-        component = SessionComponent(identifier, "Connection", incoming=[queue], clock=self.clock.time)
-        if flowfiles:
-            session = ProcessSession(self.storage, component)
-            session.adopt(queue, flowfiles, E.DROP, details)
-            session.commit()
-        dropped = len(flowfiles)
-        swap = self.storage.flowfiles.swap
-        for swap_file in swapped:
-            contents = swap.read_flowfiles(swap_file.location)
-            now = int(self.clock.time() * 1000)
-            self.storage.provenance.register_events([_drop_event(f, identifier, details, now) for f in contents])
-            swap.delete(swap_file.location)
-            queue.acknowledge_counts(swap_file.count, swap_file.bytes)
-            dropped += swap_file.count
+        try:
+            if flowfiles:
+                component = SessionComponent(identifier, "Connection", incoming=[queue], clock=self.clock.time)
+                session = ProcessSession(self.storage, component)
+                session.adopt(queue, flowfiles, E.DROP, details)
+                session.commit()
+            dropped = len(flowfiles)
+            swap = self.storage.flowfiles.swap
+            while swapped:
+                swap_file = swapped[0]
+                # A damaged file is dropped whole: DROP events for what can be read, the
+                # queue's own figures for the rest (the swap manager reports the damage).
+                contents = swap.read(swap_file.location)
+                now = int(self.clock.time() * 1000)
+                self.storage.provenance.register_events([_drop_event(f, identifier, details, now)
+                                                         for f in contents.flowfiles])
+                swap.delete(swap_file.location, contents)
+                swapped.pop(0)
+                queue.acknowledge_counts(swap_file.count, swap_file.bytes)
+                dropped += swap_file.count
+        finally:
+            if swapped:
+                queue.give_back(swapped)
         return dropped
 
     def expire_flowfiles(self) -> int:

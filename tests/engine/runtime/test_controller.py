@@ -9,6 +9,7 @@ from engine.flow import load_flow
 from engine.provenance.event import ProvenanceEventType as E
 from engine.provenance.query import ProvenanceQuery
 from engine.runtime import ComponentStateError, FlowController, ManualClock, RuntimeConfig
+from engine.session import ProcessSession, SessionComponent
 from engine.storage import NodeStorage
 from engine.testing.flows import connection, flow, funnel, group, port, processor, service
 from tests.engine.runtime.conftest import Tick
@@ -206,3 +207,30 @@ def test_a_processor_referencing_a_disabled_service_is_invalid(make_controller, 
     controller.start_processor("n")
     with pytest.raises(ComponentStateError, match="is used by NeedsGreeter"):
         controller.disable_service("s")
+
+
+def test_drop_queue_with_a_damaged_and_a_missing_swap_file_empties_it_and_reports_both(make_controller):
+    document = flow(processors=[processor("src", "Tick", {"Emit": "true"}, state="ENABLED"),
+                                processor("dst", "Pass", state="ENABLED", auto_terminate=["success"])],
+                    connections=[connection("q", "src", "dst", backPressureObjectThreshold=0)])
+    controller = make_controller(document, config=RuntimeConfig(swap_threshold=50, swap_batch_size=20))
+    queue = controller.queue("q")
+    session = ProcessSession(controller.storage, SessionComponent("seed", "Seed", outgoing={"s": [queue]},
+                                                                  clock=controller.clock.time))
+    for index in range(130):
+        session.transfer(session.write_bytes(session.create(), b"%d" % index), "s")
+    session.commit()
+    cut, gone = (controller.storage.flowfiles.swap.path(s.location) for s in queue.swapped_files()[:2])
+    cut.write_bytes(cut.read_bytes()[:-3])
+    gone.unlink()
+    assert controller.drop_queue("q", requester="alice") == 130
+    size = queue.size()
+    assert (size.total_count, size.total_bytes, size.swap_files) == (0, 0, 0)
+    assert len(events(controller, event_type=E.DROP)) == 130 - 40, "the unreadable FlowFiles have no event"
+    reports = controller.storage.damage.entries()
+    assert {r.path for r in reports} == {str(cut), str(gone)}
+    assert all("connection q was being emptied: 20 FlowFile(s) dropped" in r.effect for r in reports)
+    assert list(controller.storage.data_dir.glob(f"quarantine/*/flowfile_repository/swap/{cut.name}"))
+    assert not controller.storage.flowfiles.swap_locations
+    verification = controller.storage.verify()
+    assert verification.ok, verification.problems
