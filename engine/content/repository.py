@@ -322,23 +322,31 @@ class ContentRepository:
 
         The FlowFile repository calls it under the ``os`` sync policy, after a checkpoint has
         taken its copy of the records and before it writes the snapshot, so the snapshot never
-        names content a power loss could take. On failure the files that failed are recorded
-        as damage and the first error is raised: that checkpoint must not go ahead. They are
-        not retried (see :meth:`sync`), so the next checkpoint can.
+        names content a power loss could take. On failure the first error is raised: that
+        checkpoint must not go ahead. A file whose fsync failed is recorded as damage and not
+        retried (see :meth:`sync`), so the next checkpoint can go ahead; a file that could not
+        be opened is tried again next time.
         """
         with self._lock:
             pending, self._written = self._written, set()
         claims = list(pending)
         first: BaseException | None = None
+        retry = set()
         for claim, result in zip(claims, self._sync_all(claims, missing_ok=True)):
-            if isinstance(result, BaseException):
-                first = first or result
-                self.damage.record(Damage(
-                    "content claim", str(self.path(claim)), None, f"sync failed: {result}",
-                    "content written to the file since its last sync may be lost after a power failure",
-                    "check the disk; the node keeps running and writes new content to other files",
-                ))
+            if result is None:
+                continue
+            first = first or result
+            if claim not in self._sync_failed:
+                retry.add(claim)  # it could not be opened, or its directory not synced: try again
+                continue
+            self.damage.record(Damage(
+                "content claim", str(self.path(claim)), None, f"sync failed: {result}",
+                "content written to the file since its last sync may be lost after a power failure",
+                "check the disk; the node keeps running and writes new content to other files",
+            ))
         if first is not None:
+            with self._lock:
+                self._written |= retry
             raise first
 
     def _sync_all(self, claims: list[ResourceClaim], *, missing_ok: bool = False) -> list[BaseException | None]:
