@@ -21,11 +21,15 @@ from typing import Callable
 
 from engine import fileops
 
-__all__ = ["Damage", "DamageLog", "Quarantine", "StorageCorruptionError", "QUARANTINE_DIRECTORY"]
+__all__ = ["Damage", "DamageLog", "Quarantine", "StorageCorruptionError", "DAMAGED_QUEUE_ID", "QUARANTINE_DIRECTORY"]
 
 log = logging.getLogger(__name__)
 
 QUARANTINE_DIRECTORY = "quarantine"
+
+DAMAGED_QUEUE_ID = "flowsite.damaged"
+"""The reserved queue, kept in the write-ahead log like any other, where FlowFiles whose content
+was found damaged are moved for the operator (``runtime.damaged_content: quarantine``)."""
 
 
 @dataclass(frozen=True)

@@ -23,18 +23,30 @@ class ResourceClaim(NamedTuple):
 
 
 class ContentClaim(NamedTuple):
-    """A slice of a resource claim: the bytes ``[offset, offset + length)`` of that file."""
+    """A slice of a resource claim: the bytes ``[offset, offset + length)`` of that file.
+
+    ``checksum`` is the CRC32 of those bytes, which readers verify; it is None when unknown:
+    content written before checksums existed, and slices made by :meth:`slice`.
+    """
 
     resource_claim: ResourceClaim
     offset: int
     length: int
+    checksum: int | None = None
 
     def slice(self, offset: int, length: int) -> ContentClaim:
-        """Return the claim of ``length`` bytes starting ``offset`` bytes into this one (no copy)."""
+        """Return the claim of ``length`` bytes starting ``offset`` bytes into this one (no copy).
+
+        A slice carries no checksum unless it is the whole content: the CRC32 of part of the
+        bytes cannot be derived from that of the whole without reading them, and a slice exists
+        precisely so that they are not read.
+        """
         if offset < 0 or length < 0 or offset + length > self.length:
             raise ValueError(
                 f"slice [{offset}, {offset + length}) is outside the content's {self.length} bytes"
             )
+        if offset == 0 and length == self.length:
+            return self
         return ContentClaim(self.resource_claim, self.offset + offset, length)
 
 

@@ -71,6 +71,7 @@ class NodeStorage:
             sync_policy=flowfile_config.sync_policy,
             accept_damage=flowfile_config.accept_damage,
             release_claims=self.content.release,
+            sync_content=self.content.sync_written,
             damage=self.damage,
             quarantine=self.quarantine,
         )

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from engine.content.repository import ContentNotFoundError, ContentRepository
+from engine.damage import DAMAGED_QUEUE_ID
 from engine.flowfile import FlowFile, ResourceClaim
 from engine.repository.flowfile_repository import FlowFileRepository
 
@@ -41,17 +42,21 @@ def verify(
     enough; each swap file must be undamaged and its summary match its body; and, when
     ``claim_counts`` is given, each claimant count must equal the references recounted from the
     FlowFiles and the swap-file summaries (plus ``in_flight`` ones held by open sessions).
+    FlowFiles of the damaged-FlowFile queue are there because their content is known to be
+    damaged (and was reported then): their references are counted, their content is not checked.
     """
     result = Verification()
     lengths: dict[ResourceClaim, int | str] = {}
 
-    def check(flowfile: FlowFile, where: str, count: bool = True) -> None:
+    def check(flowfile: FlowFile, where: str, count: bool = True, damaged: bool = False) -> None:
         claim = flowfile.content_claim
         if claim is None:
             return
         resource = claim.resource_claim
         if count:
             result.references[resource] += 1
+        if damaged:
+            return
         if resource not in lengths:
             lengths[resource] = _live_length(content, resource)
         length = lengths[resource]
@@ -65,7 +70,7 @@ def verify(
 
     for queue_id, flowfile in flowfiles.live_flowfiles():
         result.flowfiles += 1
-        check(flowfile, f"queue {queue_id}")
+        check(flowfile, f"queue {queue_id}", damaged=queue_id == DAMAGED_QUEUE_ID)
     for location in sorted(flowfiles.swap_locations):
         try:
             contents = flowfiles.swap.read(location)
@@ -89,7 +94,7 @@ def verify(
             )
         for flowfile in body:
             result.swapped_flowfiles += 1
-            check(flowfile, f"swap file {location}", count=False)
+            check(flowfile, f"swap file {location}", count=False, damaged=summary.queue_id == DAMAGED_QUEUE_ID)
     for flowfile in in_flight:
         if flowfile.content_claim is not None:
             result.references[flowfile.content_claim.resource_claim] += 1

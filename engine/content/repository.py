@@ -12,6 +12,7 @@ the FlowFile repository's checkpoint made its last dereference durable) or
 
 from __future__ import annotations
 
+import errno
 import itertools
 import logging
 import os
@@ -19,7 +20,8 @@ import re
 import shutil
 import threading
 import time
-from collections import OrderedDict, deque
+import zlib
+from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,15 +30,17 @@ from typing import Callable, Iterable, Iterator, Mapping, TypeVar
 from engine.content.archive import ARCHIVE_DIRECTORY, CleanupResult, ContainerArchive, DiskUsageProbe
 from engine.content.claims import ResourceClaimManager
 from engine.content.config import ContentConfig
-from engine.content.reader import ClaimReader, ContentNotFoundError
+from engine.content.handles import ReadHandles
+from engine.content.reader import ClaimReader, ContentChecksumError, ContentNotFoundError, checksum_error
 from engine.content.writer import AppendableClaim, ContentWriter
 from engine import fileops
-from engine.damage import DamageLog, Quarantine
+from engine.damage import Damage, DamageLog, Quarantine
 from engine.flowfile import ContentClaim, ResourceClaim
 
 __all__ = [
     "CleanupResult",
     "ContainerStats",
+    "ContentChecksumError",
     "ContentNotFoundError",
     "ContentRepository",
     "ContentStats",
@@ -123,8 +127,13 @@ class ContentRepository:
         self._sync_locks = [threading.Lock() for _ in range(_SYNC_STRIPES)]
         # Bytes of each file known to be durable, its directory entry included.
         self._synced: dict[ResourceClaim, int] = {}
+        # Files a writer finished with since ``sync_written`` last ran (guarded by ``_lock``).
+        self._written: set[ResourceClaim] = set()
+        # Files whose sync failed: what they got since their last good sync may never reach
+        # the disk (a failed fsync may drop the dirty pages), so they are never synced again.
+        self._sync_failed: dict[ResourceClaim, OSError] = {}
         self._sync_pool: ThreadPoolExecutor | None = None
-        self._handles = _ReadHandles()
+        self._handles = ReadHandles()
         self._cleaner: threading.Thread | None = None
         self._stop = threading.Event()
 
@@ -202,13 +211,16 @@ class ContentRepository:
             return AppendableClaim(claim, path, fd)
 
     def _finish_writer(self, claim: AppendableClaim, *, referenced: bool, reusable: bool) -> None:
+        resource = claim.resource_claim
         if referenced:
-            self._claims.increment(claim.resource_claim)
-        if reusable and claim.length < self._config.max_appendable_size:
-            with self._lock:
-                if not self._closed and len(self._pool) < _POOL_CAPACITY:
-                    self._pool.append(claim)
-                    return
+            self._claims.increment(resource)
+        with self._lock:
+            if referenced:
+                self._written.add(resource)
+            if (reusable and claim.length < self._config.max_appendable_size and not self._closed
+                    and len(self._pool) < _POOL_CAPACITY and resource not in self._sync_failed):
+                self._pool.append(claim)
+                return
         self._freeze(claim)
 
     def _freeze(self, claim: AppendableClaim) -> None:
@@ -237,9 +249,15 @@ class ContentRepository:
         finally:
             self._handles.release(handle)
         if len(data) < claim.length:
+            end = claim.offset + claim.length
             raise ContentNotFoundError(
-                f"content of {claim} not found: {handle.path} ends before byte {claim.offset + claim.length}"
+                f"content of {claim} not found: {handle.path} ends before byte {end}",
+                claim=claim, path=handle.path, found=f"the file ends before byte {end}",
             )
+        if claim.checksum is not None:
+            actual = zlib.crc32(data)
+            if actual != claim.checksum:
+                raise checksum_error(claim, handle.path, actual)
         return data
 
     def _open_content(self, claim: ContentClaim) -> tuple[int, str]:
@@ -255,7 +273,8 @@ class ContentRepository:
                 fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
             except FileNotFoundError:
                 raise ContentNotFoundError(
-                    f"content of {claim} not found: neither {live} nor {path} exists"
+                    f"content of {claim} not found: neither {live} nor {path} exists",
+                    claim=claim, path=live, found="the file is missing",
                 ) from None
         try:
             size = os.fstat(fd).st_size
@@ -266,7 +285,8 @@ class ContentRepository:
         if size < end:
             os.close(fd)
             raise ContentNotFoundError(
-                f"content of {claim} not found: {path} has {size} bytes, the claim ends at byte {end}"
+                f"content of {claim} not found: {path} has {size} bytes, the claim ends at byte {end}",
+                claim=claim, path=path, found=f"the file is cut short at {size} bytes",
             )
         return fd, path
 
@@ -287,30 +307,112 @@ class ContentRepository:
         A file already synced up to its current length is skipped, so concurrent commits
         that touched the same file share one fdatasync. Many files are synced in parallel:
         the disk and the file system's journal merge concurrent flushes.
+
+        Raises the ``OSError`` of the first file that failed. A file whose sync failed once
+        fails every later sync (a failed fsync may have dropped its unwritten pages, so a
+        later success would prove nothing) and takes no more content.
         """
-        claims = list(dict.fromkeys(resource_claims))
-        flushed = [r for r in self._map_parallel(self._sync_file, claims) if r is not None]
+        results = self._sync_all(list(dict.fromkeys(resource_claims)))
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+
+    def sync_written(self) -> None:
+        """Make every file a writer finished with since the last call durable.
+
+        The FlowFile repository calls it at every checkpoint, after it has taken its copy of the
+        records and before it writes the snapshot, so the snapshot never names content a power
+        loss could take (under ``always`` and ``grouped`` the commits synced that content
+        already; under ``os`` this is where it is synced). On failure the first error is raised: that
+        checkpoint must not go ahead. A file whose fsync failed is recorded as damage and not
+        retried (see :meth:`sync`), so the next checkpoint can go ahead; a file that could not
+        be opened is tried again next time.
+        """
+        with self._lock:
+            pending, self._written = self._written, set()
+        claims = list(pending)
+        first: BaseException | None = None
+        retry = set()
+        for claim, result in zip(claims, self._sync_all(claims, missing_ok=True)):
+            if result is None:
+                continue
+            first = first or result
+            if claim not in self._sync_failed:
+                retry.add(claim)  # it could not be opened, or its directory not synced: try again
+                continue
+            self.damage.record(Damage(
+                "content claim", str(self.path(claim)), None, f"sync failed: {result}",
+                "content written to the file since its last sync may be lost after a power failure",
+                "check the disk; the node keeps running and writes new content to other files",
+            ))
+        if first is not None:
+            with self._lock:
+                self._written |= retry
+            raise first
+
+    def _sync_all(self, claims: list[ResourceClaim], *, missing_ok: bool = False) -> list[BaseException | None]:
+        """Sync each file; return None or the error of each, in order."""
+        def attempt(claim: ResourceClaim) -> tuple[ResourceClaim, int, bool] | BaseException | None:
+            try:
+                return self._sync_file(claim)
+            except FileNotFoundError as error:
+                if missing_ok and not self._claims.is_in_use(claim):
+                    return None  # released since it was written: nothing left to make durable
+                return error
+            except OSError as error:
+                return error
+
+        results = list(self._map_parallel(attempt, claims))
+        flushed = [r for r in results if isinstance(r, tuple)]
         # A new file survives a crash only once its directory entry is durable too, so a file
         # counts as synced only after that.
-        directories = {self.path(claim).parent for claim, _, new in flushed if new}
-        for _ in self._map_parallel(fileops.sync_directory, list(directories)):
-            pass
-        for claim, size, _ in flushed:
-            self._synced[claim] = max(size, self._synced.get(claim, 0))
+        directories = list({self.path(claim).parent for claim, _, new in flushed if new})
+        failed_directories = {}
+        for directory, error in zip(directories, self._map_parallel(_try_sync_directory, directories)):
+            if error is not None:
+                failed_directories[directory] = error
+        errors: list[BaseException | None] = []
+        for claim, result in zip(claims, results):
+            if isinstance(result, tuple):
+                error = failed_directories.get(self.path(claim).parent)
+                if error is None:
+                    self._synced[claim] = max(result[1], self._synced.get(claim, 0))
+                errors.append(error)
+            else:
+                errors.append(result)
+        return errors
 
     def _sync_file(self, claim: ResourceClaim) -> tuple[ResourceClaim, int, bool] | None:
         with self._sync_locks[hash(claim) % _SYNC_STRIPES]:
-            known = self._synced.get(claim)
             path = self.path(claim)
+            failed = self._sync_failed.get(claim)
+            if failed is not None:
+                raise OSError(errno.EIO, f"an earlier sync of this file failed ({failed.strerror})", str(path))
+            known = self._synced.get(claim)
             fd = fileops.open_fd(path, os.O_RDONLY)
             try:
                 size = os.fstat(fd).st_size
                 if known is not None and known >= size:
                     return None
-                fileops.sync(fd, path, data_only=True)
+                try:
+                    fileops.sync(fd, path, data_only=True)
+                except OSError as error:
+                    self._poison(claim, error)
+                    raise
             finally:
                 os.close(fd)
         return claim, size, known is None
+
+    def _poison(self, claim: ResourceClaim, error: OSError) -> None:
+        """Note that a sync of ``claim``'s file failed; no writer appends to it again."""
+        log.error("sync of content file %s failed: %s; it takes no more content", self.path(claim), error)
+        with self._lock:
+            self._sync_failed[claim] = error
+            pooled = [c for c in self._pool if c.resource_claim == claim]
+            for appendable in pooled:
+                self._pool.remove(appendable)
+        for appendable in pooled:
+            self._freeze(appendable)
 
     def _map_parallel(self, function: Callable[[_T], _R], items: list[_T]) -> Iterator[_R]:
         if len(items) <= 1:
@@ -342,6 +444,9 @@ class ContentRepository:
 
     def _remove(self, claim: ResourceClaim) -> bool:
         self._synced.pop(claim, None)
+        with self._lock:
+            self._written.discard(claim)
+            self._sync_failed.pop(claim, None)
         self._handles.forget(claim)
         live = self.path(claim)
         if self._config.archive_enabled:
@@ -466,78 +571,12 @@ class ContentRepository:
         return self._archives[container].scan_count
 
 
-class _Handle:
-    """An open read-only descriptor of a content file and how many readers use it."""
-
-    __slots__ = ("fd", "path", "users", "retired")
-
-    def __init__(self, fd: int, path: str) -> None:
-        self.fd = fd
-        self.path = path
-        self.users = 0
-        self.retired = False
-
-
-class _ReadHandles:
-    """Read-only descriptors of recently read files, kept open (least recently used go first).
-
-    A descriptor is closed only once no reader uses it, so eviction and release never pull a
-    file from under a ``pread``.
-    """
-
-    def __init__(self, capacity: int = 256) -> None:
-        self._capacity = capacity
-        self._lock = threading.Lock()
-        self._open: OrderedDict[ResourceClaim, _Handle] = OrderedDict()
-
-    def acquire(self, claim: ResourceClaim) -> _Handle | None:
-        """The cached handle of ``claim``'s file, marked in use; None when not cached."""
-        with self._lock:
-            handle = self._open.get(claim)
-            if handle is not None:
-                self._open.move_to_end(claim)
-                handle.users += 1
-            return handle
-
-    def adopt(self, claim: ResourceClaim, fd: int, path: str) -> _Handle:
-        """Cache a descriptor just opened; returns the handle to use, marked in use."""
-        with self._lock:
-            handle = self._open.get(claim)
-            if handle is not None:
-                os.close(fd)
-            else:
-                handle = self._open[claim] = _Handle(fd, path)
-                while len(self._open) > self._capacity:
-                    self._retire(self._open.popitem(last=False)[1])
-            handle.users += 1
-            return handle
-
-    def release(self, handle: _Handle) -> None:
-        """The caller is done with ``handle``."""
-        with self._lock:
-            handle.users -= 1
-            if handle.retired and handle.users == 0:
-                os.close(handle.fd)
-
-    def forget(self, claim: ResourceClaim) -> None:
-        """Stop caching ``claim``'s file (it is being archived or deleted)."""
-        with self._lock:
-            handle = self._open.pop(claim, None)
-            if handle is not None:
-                self._retire(handle)
-
-    @staticmethod
-    def _retire(handle: _Handle) -> None:
-        handle.retired = True
-        if handle.users == 0:
-            os.close(handle.fd)
-
-    def close(self) -> None:
-        """Close every cached descriptor no reader uses (the others close on release)."""
-        with self._lock:
-            for handle in self._open.values():
-                self._retire(handle)
-            self._open.clear()
+def _try_sync_directory(path: Path) -> OSError | None:
+    try:
+        fileops.sync_directory(path)
+    except OSError as error:
+        return error
+    return None
 
 
 def _scan_files(directory: Path) -> list[os.DirEntry[str]]:

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
-from typing import Protocol
+from typing import Callable, Protocol
 
 from engine import fileops
 from engine.flowfile import ContentClaim, ResourceClaim
@@ -36,8 +37,12 @@ class ContentWriter:
     """Appends one new content to an exclusively owned resource claim.
 
     Small writes are gathered in a bounded buffer; large ones go straight to the file, so
-    memory use does not grow with the content. ``close`` returns the content claim; leaving a
-    ``with`` block on an exception aborts instead.
+    memory use does not grow with the content. ``close`` returns the content claim, with the
+    CRC32 of the bytes as its checksum; leaving a ``with`` block on an exception aborts instead.
+
+    A failed write (a full disk, an I/O error) fails the writer: it can only be aborted, and
+    its resource claim is frozen rather than handed to another writer, so no later content is
+    appended after a partial tail.
     """
 
     def __init__(self, claim: AppendableClaim, finish: FinishCallback) -> None:
@@ -46,7 +51,10 @@ class ContentWriter:
         self._offset = claim.length
         self._written = 0
         self._buffer = bytearray()
-        self._failed = False
+        self._crc = 0
+        self._failure: BaseException | None = None
+        #: Called before every write; it may raise (a session whose task was terminated).
+        self.guard: Callable[[], None] | None = None
         self._result: ContentClaim | None = None
         self._finished = False
 
@@ -67,22 +75,29 @@ class ContentWriter:
 
     def write(self, data: bytes | bytearray | memoryview) -> int:
         """Append ``data`` to the content and return its length."""
+        if self.guard is not None:
+            self.guard()
         if self._finished:
             raise ValueError("write to a closed content writer")
-        view = memoryview(data).cast("B")
-        size = len(view)
-        try:
-            if len(self._buffer) + size <= WRITE_BUFFER_SIZE:
-                self._buffer += view
-            else:
-                self._flush()
-                if size >= WRITE_BUFFER_SIZE:
-                    self._write_all(view)
-                else:
+        if self._failure is not None:
+            raise self._failure
+        # Views are released on the way out, so that a caller's bytearray can be resized even
+        # while a failure's traceback is kept.
+        with memoryview(data) as whole, whole.cast("B") as view:
+            size = len(view)
+            try:
+                if len(self._buffer) + size <= WRITE_BUFFER_SIZE:
                     self._buffer += view
-        except BaseException:
-            self._failed = True
-            raise
+                else:
+                    self._flush()
+                    if size >= WRITE_BUFFER_SIZE:
+                        self._write_all(view)
+                    else:
+                        self._buffer += view
+            except BaseException as error:
+                self._failure = error
+                raise
+            self._crc = zlib.crc32(view, self._crc)
         self._written += size
         return size
 
@@ -92,14 +107,17 @@ class ContentWriter:
             return self._result
         if self._finished:
             raise ValueError("close of an aborted content writer")
+        if self._failure is not None:
+            self.abort()
+            raise self._failure
         try:
             self._flush()
-        except BaseException:
-            self._failed = True
+        except BaseException as error:
+            self._failure = error
             self.abort()
             raise
         self._finished = True
-        self._result = ContentClaim(self._claim.resource_claim, self._offset, self._written)
+        self._result = ContentClaim(self._claim.resource_claim, self._offset, self._written, self._crc)
         self._finish(self._claim, referenced=True, reusable=True)
         return self._result
 
@@ -112,7 +130,7 @@ class ContentWriter:
             return
         self._finished = True
         self._buffer.clear()
-        self._finish(self._claim, referenced=False, reusable=not self._failed)
+        self._finish(self._claim, referenced=False, reusable=self._failure is None)
 
     def __enter__(self) -> ContentWriter:
         return self

@@ -14,7 +14,8 @@ Array layout, format version 1 (append new fields at the end only)::
                                              15 transit_uri    18 source_queue_id
                                                                19 duration
 
-A claim is ``[container, section, identifier, offset, length]`` or nil.
+A claim is ``[container, section, identifier, offset, length]`` or nil, followed by the
+content's CRC32 when the claim has one (readers of the five first elements ignore it).
 
 Beside its bytes, each event gets an index fragment (``index_fragments``): the fields a shard
 indexes, with uuids, filenames, components and attribute values reduced to 64-bit keys
@@ -69,7 +70,9 @@ def _claim(claim: ContentClaim | None) -> list[Any] | None:
     if claim is None:
         return None
     resource = claim.resource_claim
-    return [resource.container, resource.section, resource.identifier, claim.offset, claim.length]
+    if claim.checksum is None:
+        return [resource.container, resource.section, resource.identifier, claim.offset, claim.length]
+    return [resource.container, resource.section, resource.identifier, claim.offset, claim.length, claim.checksum]
 
 
 def _mapping(values: Any) -> dict[str, Any]:
@@ -188,7 +191,8 @@ def _claim_from(wire: Sequence[Any] | None) -> ContentClaim | None:
     if wire is None:
         return None
     container, section, identifier, offset, length = wire[:5]
-    return ContentClaim(ResourceClaim(container, section, identifier), offset, length)
+    checksum = wire[5] if len(wire) > 5 else None
+    return ContentClaim(ResourceClaim(container, section, identifier), offset, length, checksum)
 
 
 def event_from_wire(wire: Sequence[Any], event_id: int) -> ProvenanceEvent:

@@ -58,13 +58,15 @@ class _ClaimDecoder:
     def __call__(self, wire: Any) -> ContentClaim | None:
         if wire is None:
             return None
-        (container, section, identifier), offset, length = wire
+        (container, section, identifier), offset, length = wire[0], wire[1], wire[2]
         resource = self._resources.get(identifier)
         if resource is None or resource[0] != container or resource[1] != section:
             if len(self._resources) > 100_000:
                 self._resources.clear()
             resource = self._resources[identifier] = _new(ResourceClaim, (container, section, identifier))
-        return _new(ContentClaim, (resource, offset, length))
+        # Version 1 claims have no checksum; the shape, not the header, tells (swap files
+        # are read with the current version whatever wrote them).
+        return _new(ContentClaim, (resource, offset, length, wire[3] if len(wire) > 3 else None))
 
 
 # ``tuple.__new__`` builds a NamedTuple without the Python-level checks of ``_make``: a
@@ -73,17 +75,19 @@ _new = tuple.__new__
 
 
 class FlowFileRecordSerde:
-    """Encodes repository records as msgpack arrays (serde ``flowfile``, version 1).
+    """Encodes repository records as msgpack arrays (serde ``flowfile``, version 2).
 
     A FlowFile and its claims are tuples, which msgpack writes as arrays as they are:
-    ``[kind, [id, uuid, attributes, [[container, section, identifier], offset, length] | nil,
+    ``[kind, [id, uuid, attributes, [[container, section, identifier], offset, length, checksum] | nil,
     entry date, lineage start date, lineage start index, queue date, queue date index,
     penalty expiration], queue, swap location]``; a DELETE is ``[kind, id]``, a SWAP_OUT
     ``[kind, id, queue, swap location]`` and a swap-file record ``[kind, location, former]``.
+    The checksum (CRC32 of the content, or nil) came with version 2; version 1 claims have
+    three elements and are read with no checksum.
     """
 
     name = "flowfile"
-    version = 1
+    version = 2
 
     def to_wire(self, record: RepositoryRecord) -> Any:
         kind = record[0]

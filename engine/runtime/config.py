@@ -1,4 +1,4 @@
-"""Settings of a node's runtime: threads, yields, swapping and shutdown."""
+"""Settings of a node's runtime: threads, yields, swapping, shutdown and damaged content."""
 
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ class RuntimeConfig:
     ``max_timer_driven_threads`` bounds the tasks running at once across all components;
     ``bored_yield_duration`` is how long a component with nothing to do waits before it is
     checked again; ``administrative_yield_duration`` how long one whose task raised an
-    unexpected error is left alone. Durations are seconds.
+    unexpected error is left alone. Durations are seconds. ``damaged_content`` says what becomes
+    of a FlowFile whose content a session finds missing, cut short or failing its checksum:
+    ``quarantine`` moves it to the queue ``flowsite.damaged``, ``drop`` drops it (NiFi).
     """
 
     max_timer_driven_threads: int = 10
@@ -28,12 +30,15 @@ class RuntimeConfig:
     graceful_shutdown_period: float = 10.0
     status_log_interval: float = 60.0
     expiration_sweep_interval: float = 1.0
+    damaged_content: str = "quarantine"
 
     def __post_init__(self) -> None:
         if self.max_timer_driven_threads < 1:
             raise ValueError("max_timer_driven_threads must be at least 1")
         if self.swap_threshold < 1 or self.swap_batch_size < 1:
             raise ValueError("swap_threshold and swap_batch_size must be at least 1")
+        if self.damaged_content not in ("quarantine", "drop"):
+            raise ValueError(f"damaged_content must be quarantine or drop, not {self.damaged_content!r}")
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> RuntimeConfig:
@@ -42,6 +47,6 @@ class RuntimeConfig:
             "max_timer_driven_threads": as_int, "bored_yield_duration": as_duration,
             "administrative_yield_duration": as_duration, "swap_threshold": as_int, "swap_batch_size": as_int,
             "graceful_shutdown_period": as_duration, "status_log_interval": as_duration,
-            "expiration_sweep_interval": as_duration,
+            "expiration_sweep_interval": as_duration, "damaged_content": lambda value: str(value).strip().lower(),
         }
         return settings_from_mapping(cls, values, parsers, "runtime")

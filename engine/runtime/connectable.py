@@ -8,7 +8,9 @@ relationship whose connections include a full one); then trigger it with a new s
 commit. With a run duration, triggers repeat on the same session until the time is used up or
 the work runs out, and one commit covers them all. A processor that raises ``ProcessException``
 has its session rolled back (its FlowFiles penalized); any other error also yields it
-administratively (30 s by default).
+administratively (30 s by default). A task whose session found damaged content (and took that
+FlowFile out, see ``engine.session.damaged``) is neither penalized nor yielded, whatever the
+processor raised about it: the other FlowFiles flow on at the next trigger.
 
 While the node is paused for lack of disk space (``engine.runtime.disk_space``) tasks are
 skipped like under back pressure. A session that fails because the disk is full is rolled back
@@ -120,6 +122,8 @@ class Runtime:
     local_state: LocalStateProvider
     cluster_state: Any = None
     scheduler: Scheduler | None = None
+    #: What sessions do with FlowFiles whose content is damaged (``DamagedContentPolicy``).
+    damaged_content: Any = None
     disk_space: DiskSpaceMonitor | None = None
 
 
@@ -193,7 +197,7 @@ class Connectable:
         self._stopping = False
         self._unscheduled = False
         self.session_component = SessionComponent(identifier, self.component_type, on_session_end=self._record_session,
-                                                  clock=runtime.clock.time)
+                                                  clock=runtime.clock.time, damaged_content=runtime.damaged_content)
         self.logger = ComponentLogger(runtime.bulletins, identifier, name, self.component_type, group_id)
 
     # -- identity and wiring --------------------------------------------------------------
@@ -336,13 +340,18 @@ class Connectable:
                 return
 
     def _failed(self, task: ActiveTask, error: Exception) -> Outcome:
+        damaged = any(session.damaged_content for session in task.sessions)
         disk_full = is_disk_full(error)
         for session in task.sessions:
             if not session.terminated:
                 try:
-                    session.rollback(penalize=not disk_full)
+                    session.rollback(penalize=not (damaged or disk_full))
                 except Exception:
                     self.logger.exception("rolling back after a failure failed")
+        if damaged:
+            self.logger.warning("damaged content was taken out of the flow (%s: %s); the rest of the session "
+                                "was rolled back", type(error).__name__, error)
+            return Outcome.DID_WORK
         if disk_full:
             # Not the FlowFiles' fault nor the processor's: no penalty, no administrative yield;
             # the disk-space monitor looks at once and pauses the node if space is short.
@@ -363,8 +372,10 @@ class Connectable:
 
     def new_session(self) -> ProcessSession:
         """A session of this component; inside a task it is discarded with the task on terminate."""
-        session = ProcessSession(self.runtime.storage, self.session_component)
         task = getattr(_current, "task", None)
+        if task is not None and task.terminated:
+            raise TaskTerminatedError(f"the task of {self.describe()} was terminated")
+        session = ProcessSession(self.runtime.storage, self.session_component)
         if task is not None and task.node is self:
             task.sessions.append(session)
         return session
@@ -447,9 +458,10 @@ class Connectable:
         """End the running tasks of a stopping component: their sessions are rolled back and
         whatever they do afterwards is discarded. Returns how many tasks were terminated.
 
+        Returns at once: the tasks stop counting, so the component stops and can start again.
         Python cannot stop a thread: a stuck call goes on in an abandoned thread until it
-        returns (the scheduler replaces that thread at once), and nothing it does afterwards
-        reaches the flow.
+        returns (the scheduler replaces that thread at once); a session it holds is rolled back
+        as that call returns, and whatever it does afterwards raises ``TaskTerminatedError``.
         """
         with self._lifecycle:
             with self._lock:

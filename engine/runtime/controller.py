@@ -2,13 +2,14 @@
 
 ``load`` builds components and connections from a checked flow definition and hands each
 connection the FlowFiles that recovery found for its queue (FlowFiles of queues the flow no
-longer has are kept apart, untouched, as orphans). ``start`` starts the scheduler and a
-maintenance thread (FlowFile expiration, periodic status line) and, with a ``disk_space``
-setting, the monitor that pauses the flow while a repository's disk is short of space
-(``engine.runtime.disk_space``); ``start_components`` enables services and starts components
-in the states the flow saved. Operations on single components (start, stop, enable, disable,
-terminate, list or empty a queue) keep the flow definition's saved states up to date and call
-``on_change`` so the caller can persist it.
+longer has are kept apart, untouched, as orphans; so are those in the damaged-FlowFile queue,
+``flowsite.damaged``, where sessions move FlowFiles whose content they found damaged). ``start``
+starts the scheduler and a maintenance thread (FlowFile expiration, periodic status line) and,
+with a ``disk_space`` setting, the monitor that pauses the flow while a repository's disk is
+short of space (``engine.runtime.disk_space``); ``start_components`` enables services and starts
+components in the states the flow saved. Operations on single components (start, stop, enable,
+disable, terminate, list or empty a queue) keep the flow definition's saved states up to date
+and call ``on_change`` so the caller can persist it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from engine.flow.loader import FlowDefinitionError, FlowProblem
 from engine.flow.model import FlowDefinition, ProcessGroupConfig
 from engine.flow.parameters import ParameterResolver
 from engine.flow.validation import check_flow
-from engine.damage import Damage
+from engine.damage import DAMAGED_QUEUE_ID, Damage
 from engine.flowfile import FlowFile
 from engine.provenance.event import ProvenanceEvent, ProvenanceEventType as E
 from engine.queue import FlowFileQueue, QueueSettings
@@ -56,7 +57,7 @@ from engine.runtime.status import (
     ProcessorStatus,
     ServiceStatus,
 )
-from engine.session import ProcessSession, SessionComponent
+from engine.session import DamagedContentPolicy, ProcessSession, SessionComponent
 from engine.storage import NodeStorage
 from engine.units import format_data_size, parse_data_size, parse_duration
 
@@ -106,9 +107,13 @@ class FlowController:
         self.scheduler = Scheduler(self.clock, self.config.max_timer_driven_threads)
         self.disk_space = None if disk_space is None else DiskSpaceMonitor.for_storage(storage, disk_space,
                                                                                         self.bulletins)
+        self.damaged_queue = FlowFileQueue(DAMAGED_QUEUE_ID, self._orphan_settings(), storage.flowfiles.swap,
+                                           clock=self.clock.time)
+        damaged = DamagedContentPolicy(self.config.damaged_content, self.damaged_queue,
+                                       lambda queue: self.orphans.setdefault(queue.identifier, queue))
         self.runtime = Runtime(storage, self.config, self.clock, self.bulletins, role or NodeRole(),
                                LocalStateProvider(storage.data_dir / "state" / "local"), cluster_state, self.scheduler,
-                               self.disk_space)
+                               damaged_content=damaged, disk_space=self.disk_space)
         self.flow: FlowDefinition | None = None
         self.processors: dict[str, ProcessorNode] = {}
         self.funnels: dict[str, FunnelNode] = {}
@@ -225,16 +230,20 @@ class FlowController:
             if connection is not None:
                 connection.queue.restore(flowfiles, swap_files)
                 continue
-            orphan = FlowFileQueue(queue_id, QueueSettings(back_pressure_object_threshold=0,
-                                                           back_pressure_data_size_threshold=0,
-                                                           swap_threshold=self.config.swap_threshold,
-                                                           swap_batch_size=min(self.config.swap_batch_size,
-                                                                               self.config.swap_threshold)),
-                                   self.storage.flowfiles.swap, clock=self.clock.time)
+            if queue_id == DAMAGED_QUEUE_ID:
+                orphan = self.damaged_queue
+            else:
+                orphan = FlowFileQueue(queue_id, self._orphan_settings(), self.storage.flowfiles.swap,
+                                       clock=self.clock.time)
             orphan.restore(flowfiles, swap_files)
             self.orphans[queue_id] = orphan
             log.warning("%d FlowFile(s) belong to queue %s, which the flow does not have; they are kept untouched",
                         len(orphan), queue_id)
+
+    def _orphan_settings(self) -> QueueSettings:
+        return QueueSettings(back_pressure_object_threshold=0, back_pressure_data_size_threshold=0,
+                             swap_threshold=self.config.swap_threshold,
+                             swap_batch_size=min(self.config.swap_batch_size, self.config.swap_threshold))
 
     def update(self, flow: FlowDefinition) -> tuple[list[FlowProblem], list[str]]:
         """Run ``flow`` instead of the current definition, in place: see ``engine.runtime.flow_update``."""

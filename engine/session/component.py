@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 from engine.queue import FlowFileQueue, Polled
 
 if TYPE_CHECKING:
+    from engine.session.damaged import DamagedContentPolicy
     from engine.session.session import SessionCounts
 
 __all__ = ["SessionComponent"]
@@ -21,6 +22,8 @@ class SessionComponent:
     ``outgoing`` maps each relationship to the queues of its connections; a relationship in
     ``auto_terminated`` with no connection drops what is sent to it. ``on_session_end`` receives
     the counts of every session that ends (committed or rolled back), for statistics.
+    ``damaged_content`` says what becomes of a FlowFile whose content a session finds damaged
+    (the node's setting; without one such FlowFiles are dropped, as NiFi does).
     """
 
     identifier: str
@@ -33,6 +36,7 @@ class SessionComponent:
     on_session_end: Callable[[SessionCounts], None] | None = None
     #: The wall clock (seconds) for entry dates, queue dates and penalties.
     clock: Callable[[], float] = time.time
+    damaged_content: DamagedContentPolicy | None = None
 
     def poll_incoming(self, max_count: int) -> list[tuple[FlowFileQueue, Polled]]:
         """Take up to ``max_count`` FlowFiles from the incoming queues, round robin."""

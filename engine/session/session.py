@@ -17,14 +17,16 @@ A failure before step 4 completes rolls the session back; after a crash the tran
 either wholly in the FlowFile repository or wholly absent from it.
 
 A session belongs to one task at a time. ``terminate`` may come from another thread (an
-operator ending a stuck task): it rolls the session back, and every later call on it raises
-``TaskTerminatedError``.
+operator ending a stuck task) and never waits: it rolls the session back at once, or, when a
+call is in progress (a processor stuck in a write callback), as soon as that call returns; from
+then on every call raises ``TaskTerminatedError``. A commit stuck before its log transaction
+does not write it.
+
+The content methods (read, write, modify) are in ``engine.session.content``.
 """
 
 from __future__ import annotations
 
-import functools
-import io
 import itertools
 import logging
 import threading
@@ -32,21 +34,26 @@ import time
 import uuid as uuid_module
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, BinaryIO, Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from engine.flowfile import ContentClaim, FlowFile
-from engine.provenance.event import CREATION_TYPES, ProvenanceEvent, ProvenanceEventType as E
+from engine.provenance.event import ProvenanceEvent, ProvenanceEventType as E
 from engine.queue import FlowFileQueue
 from engine.repository.records import RepositoryRecord
+from engine.damage import Damage
 from engine.session.component import SessionComponent
-from engine.session.reporter import ProvenanceReporter, _diff
+from engine.session.content import SessionContent
+from engine.session.events import SessionEvents
+from engine.session.damaged import DamagedContentError
+from engine.session.guard import TaskTerminatedError, guarded as _guarded
+from engine.session.reporter import ProvenanceReporter
 from engine.wal import SyncPolicy
 from engine.wal.serde import UpdateType
 
 if TYPE_CHECKING:
     from engine.storage import NodeStorage
 
-__all__ = ["ProcessSession", "FlowFileHandlingError", "SessionCounts", "TaskTerminatedError"]
+__all__ = ["DamagedContentError", "ProcessSession", "FlowFileHandlingError", "SessionCounts", "TaskTerminatedError"]
 
 log = logging.getLogger(__name__)
 
@@ -56,16 +63,11 @@ _queue_date_index = itertools.count()
 _IMMUTABLE_ATTRIBUTES = frozenset({"uuid"})
 _CREATE, _UPDATE = UpdateType.CREATE, UpdateType.UPDATE
 _new = tuple.__new__
-ALTERNATE_IDENTIFIER = "alternate.identifier"
 DISCARD_REASON = "discard.reason"
 
 
 class FlowFileHandlingError(Exception):
     """A FlowFile was used in a way the session cannot honour (unknown, stale, unrouted...)."""
-
-
-class TaskTerminatedError(Exception):
-    """The session's task was terminated by an operator: its work was discarded."""
 
 
 @dataclass
@@ -79,21 +81,6 @@ class SessionCounts:
     bytes_read: int = 0
     bytes_written: int = 0
     committed: bool = False
-
-
-def _guarded(method):
-    """Run a public session method under the session lock, refusing once terminated."""
-
-    @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
-        with self._lock:
-            if self._terminated:
-                raise TaskTerminatedError(
-                    f"the task of {self.component.component_type} {self.component.identifier} was terminated"
-                )
-            return method(self, *args, **kwargs)
-
-    return wrapper
 
 
 @dataclass
@@ -132,7 +119,7 @@ class _CommitPlan:
     clones: list[_Record] = field(default_factory=list)
 
 
-class ProcessSession:
+class ProcessSession(SessionContent, SessionEvents):
     """One unit of work of one component over FlowFiles (NiFi's ProcessSession).
 
     FlowFiles are immutable: every method that changes one returns its new version, and later
@@ -152,6 +139,11 @@ class ProcessSession:
         self._counts = SessionCounts()
         self._lock = threading.RLock()
         self._terminated = False
+        self._settled = False
+        # Guarded calls in progress (they nest: write_bytes calls write).
+        self._depth = 0
+        #: Damage found in the content this session read (its FlowFiles were taken out).
+        self.damaged_content: list[Damage] = []
 
     # -- taking and making FlowFiles ------------------------------------------------------
 
@@ -285,89 +277,6 @@ class ProcessSession:
             self._hold(self.provenance._snapshot(event, flowfile), enrich=False)
         return child
 
-    # -- content --------------------------------------------------------------------------
-
-    @_guarded
-    def read(self, flowfile: FlowFile) -> BinaryIO:
-        """A stream over the FlowFile's content (empty without content); close it when done."""
-        flowfile = self._require_current(flowfile)
-        if flowfile.content_claim is None:
-            return io.BytesIO(b"")
-        self._counts.bytes_read += flowfile.size
-        return self.storage.content.open_reader(flowfile.content_claim)
-
-    @_guarded
-    def read_bytes(self, flowfile: FlowFile) -> bytes:
-        """The FlowFile's whole content (for small contents only)."""
-        flowfile = self._require_current(flowfile)
-        claim = flowfile.content_claim
-        if claim is None:
-            return b""
-        self._counts.bytes_read += claim.length
-        return self.storage.content.read_bytes(claim)
-
-    @_guarded
-    def write(self, flowfile: FlowFile, callback: Callable[[BinaryIO], None]) -> FlowFile:
-        """Replace the content with what ``callback`` writes to the stream it is given."""
-        record = self._record_of(flowfile)
-        writer = self.storage.content.open_writer()
-        try:
-            callback(writer)
-        except BaseException:
-            writer.abort()
-            raise
-        claim = writer.close()
-        self._counts.bytes_written += claim.length
-        return self._replace_claim(record, claim)
-
-    def write_bytes(self, flowfile: FlowFile, data: bytes) -> FlowFile:
-        """Replace the content with ``data``."""
-        return self.write(flowfile, lambda out: out.write(data))
-
-    @_guarded
-    def write_all_bytes(self, contents: Sequence[tuple[FlowFile, bytes]]) -> list[FlowFile]:
-        """Replace the content of several FlowFiles at once; returns their new versions in order.
-
-        The contents go one after the other into one resource claim, written in as few system
-        calls as their size allows: a source making many small FlowFiles pays one write, not
-        one per FlowFile.
-        """
-        if not contents:
-            return []
-        records = [self._record_of(flowfile) for flowfile, _ in contents]
-        writer = self.storage.content.open_writer()
-        try:
-            for _, data in contents:
-                writer.write(data)
-        except BaseException:
-            writer.abort()
-            raise
-        whole = writer.close()
-        if len(contents) > 1:
-            # close() counted one claimant for the whole; each FlowFile's slice is one.
-            self.storage.claims.increment(whole.resource_claim, len(contents) - 1)
-        self._counts.bytes_written += whole.length
-        updated = []
-        offset = 0
-        for record, (_, data) in zip(records, contents):
-            claim = _new(ContentClaim, (whole.resource_claim, whole.offset + offset, len(data)))
-            offset += len(data)
-            updated.append(self._replace_claim(record, claim))
-        return updated
-
-    def modify(self, flowfile: FlowFile, callback: Callable[[BinaryIO, BinaryIO], None]) -> FlowFile:
-        """Replace the content with what ``callback(input, output)`` makes of the old content."""
-        with self.read(flowfile) as source:
-            return self.write(flowfile, lambda out: callback(source, out))
-
-    def _replace_claim(self, record: _Record, claim: ContentClaim) -> FlowFile:
-        if record.owned_claim is not None:
-            # An intermediate content of this session: nobody else can reference it.
-            self.storage.claims.decrement(record.owned_claim.resource_claim)
-        record.owned_claim = claim
-        record.current = record.current._replace(content_claim=claim)
-        return record.current
-
     # -- attributes, routing, removal -----------------------------------------------------
 
     def put_attribute(self, flowfile: FlowFile, key: str, value: str) -> FlowFile:
@@ -441,6 +350,8 @@ class ProcessSession:
                 written = {r.owned_claim.resource_claim for r in self._all_records(plan) if r.owned_claim}
                 if written:
                     storage.content.sync(written)
+            if self._terminated:
+                raise self._terminated_error()
             events = self._forced + plan.events + plan.drop_events
             if events:
                 storage.provenance.register_events(events)
@@ -472,17 +383,39 @@ class ProcessSession:
         self._rollback(penalize)
 
     def terminate(self) -> None:
-        """Discard the session's work for good (the task was terminated); later calls raise."""
-        with self._lock:
-            if self._terminated:
-                return
-            self._rollback(penalize=False)
-            self._terminated = True
+        """Discard the session's work for good (the task was terminated); later calls raise.
+
+        Never waits: a call in progress rolls the session back when it returns.
+        """
+        self._terminated = True
+        if self._lock.acquire(blocking=False):
+            try:
+                self._settle_termination()
+            finally:
+                self._lock.release()
 
     @property
     def terminated(self) -> bool:
-        """True once ``terminate`` has discarded the session."""
+        """True once ``terminate`` has been called."""
         return self._terminated
+
+    def _settle_termination(self) -> None:
+        """Roll a terminated session back once no call is in progress (idempotent)."""
+        with self._lock:
+            if self._settled or self._depth:
+                return
+            self._settled = True
+            self._rollback(penalize=False)
+
+    def _terminated_error(self) -> TaskTerminatedError:
+        return TaskTerminatedError(
+            f"the task of {self.component.component_type} {self.component.identifier} was terminated"
+        )
+
+    def _check_alive(self) -> None:
+        """Raise ``TaskTerminatedError`` once the session was terminated (streams call it)."""
+        if self._terminated:
+            raise self._terminated_error()
 
     def _rollback(self, penalize: bool) -> None:
         self._register_forced()
@@ -617,112 +550,6 @@ class ProcessSession:
         event = self._generated(E.CLONE, flowfile, parent_uuids=(flowfile.uuid,), child_uuids=(new_uuid,))
         plan.events.append(self._complete(event, source, duration))
         return record
-
-    def _plan_events(self, plan: _CommitPlan, duration: int) -> list[ProvenanceEvent]:
-        by_uuid = {record.current.uuid: record for record in self._records.values()}
-        for clone in plan.clones:
-            by_uuid[clone.current.uuid] = clone
-        events: list[ProvenanceEvent] = []
-        created: set[str] = set()
-        reported: set[str] = set()
-        forks: dict[str, list[str]] = defaultdict(list)
-        fork_parents: dict[str, FlowFile] = {}
-        for record in self._records.values():
-            if record.original is None and record.parents and not record.removed:
-                if not record.join:
-                    parent = record.parents[0]
-                    forks[parent.uuid].append(record.current.uuid)
-                    fork_parents[parent.uuid] = parent
-                else:
-                    events.append(self._event_for(E.JOIN, record, duration,
-                                                  parent_uuids=tuple(p.uuid for p in record.parents),
-                                                  child_uuids=(record.current.uuid,)))
-                created.add(record.current.uuid)
-        for parent_uuid, children in forks.items():
-            parent_record = by_uuid.get(parent_uuid)
-            event = self._generated(E.FORK, fork_parents[parent_uuid], parent_uuids=(parent_uuid,),
-                                    child_uuids=tuple(children))
-            events.append(self._complete(event, parent_record, duration) if parent_record else event)
-            reported.add(parent_uuid)
-        for held in self._held:
-            event = held.event
-            record = by_uuid.get(event.flowfile_uuid)
-            if event.event_type in CREATION_TYPES:
-                created.add(event.flowfile_uuid)
-                created.update(event.child_uuids)
-            reported.add(event.flowfile_uuid)
-            if record is not None and record.removed and record.original is None:
-                continue  # the FlowFile never left the session
-            if held.enrich and record is not None:
-                event = self._complete(event, record, duration)
-            events.append(event)
-        events.extend(plan.events)  # commit-time CLONE events
-        created.update(uuid for event in plan.events for uuid in event.child_uuids)
-        for record in self._records.values():
-            flowfile = record.current
-            if record.removed and record.original is None:
-                continue
-            if record.original is None:
-                if flowfile.uuid not in created:
-                    events.append(self._event_for(E.CREATE, record, duration))
-                    reported.add(flowfile.uuid)
-                continue
-            if flowfile.uuid in reported:
-                continue
-            if flowfile.content_claim != record.original.content_claim:
-                events.append(self._event_for(E.CONTENT_MODIFIED, record, duration))
-                reported.add(flowfile.uuid)
-            elif record.original.attributes is not flowfile.attributes and \
-                    _diff(record.original.attributes, flowfile.attributes):
-                events.append(self._event_for(E.ATTRIBUTES_MODIFIED, record, duration))
-                reported.add(flowfile.uuid)
-        for record in self._records.values():
-            flowfile = record.current
-            before = record.original.attributes.get(ALTERNATE_IDENTIFIER) if record.original else None
-            after = flowfile.attributes.get(ALTERNATE_IDENTIFIER)
-            if after and after != before and not (record.removed and record.original is None):
-                events.append(self._event_for(E.ASSOCIATE, record, duration, alternate_identifier=after))
-        return events
-
-    def _generated(self, event_type: E, flowfile: FlowFile, **fields) -> ProvenanceEvent:
-        component = self.component
-        return ProvenanceEvent(
-            event_type, self._now_ms(), flowfile.uuid, component.identifier, component.component_type,
-            entry_date=flowfile.entry_date, lineage_start_date=flowfile.lineage_start_date, **fields,
-        )
-
-    def _event_for(self, event_type: E, record: _Record, duration: int, **fields) -> ProvenanceEvent:
-        """A new event about ``record``'s FlowFile, completed with its committed state."""
-        component = self.component
-        event = ProvenanceEvent(event_type, self._now_ms(), record.current.uuid, component.identifier,
-                                component.component_type, **fields)
-        return self._complete(event, record, duration)
-
-    @staticmethod
-    def _complete(event: ProvenanceEvent, record: _Record, duration: int) -> ProvenanceEvent:
-        """Fill in an event with the committed state of its FlowFile.
-
-        Attribute mappings are shared, not copied: a FlowFile's attributes are never mutated.
-        The tuple is built by position (see ``ProvenanceEvent``): ``_replace`` would cost
-        several times more, and this runs for every event.
-        """
-        flowfile = record.current
-        original = record.original
-        if original is not None:
-            before = original.attributes
-            updated = {} if before is flowfile.attributes else _diff(before, flowfile.attributes)
-            previous_claim = original.content_claim
-        else:
-            before = {}
-            updated = _diff(before, flowfile.attributes)
-            previous_claim = None
-        source = record.source.identifier if record.source is not None else None
-        e = event
-        return _new(ProvenanceEvent, (
-            e[0], e[1], e[2], e[3], e[4], flowfile.entry_date, flowfile.lineage_start_date, e[7], e[8],
-            before, updated, previous_claim, flowfile.content_claim, e[13], e[14], e[15], e[16], e[17], source,
-            e[19] if e[19] >= 0 else duration, e[20],
-        ))
 
     def _now_ms(self) -> int:
         return int(self.component.clock() * 1000)

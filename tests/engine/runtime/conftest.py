@@ -146,6 +146,38 @@ class Blocker(Processor):
             session.transfer(flowfile, SUCCESS)
 
 
+class WriteBlocker(Processor):
+    """Takes a FlowFile and writes its content in a callback that waits until released."""
+
+    relationships = (SUCCESS,)
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.entered = threading.Semaphore(0)
+        self.done = threading.Event()
+        self.error: BaseException | None = None
+
+    def on_trigger(self, context, session):
+        flowfile = session.get()
+        if flowfile is None:
+            return
+
+        def write(out):
+            out.write(b"before the wait ")
+            self.entered.release()
+            self.release.wait(30)
+            out.write(b"after the wait")
+
+        try:
+            flowfile = session.write(flowfile, write)
+            session.transfer(flowfile, SUCCESS)
+        except BaseException as error:
+            self.error = error
+            raise
+        finally:
+            self.done.set()
+
+
 class SerialBlocker(Blocker):
     """A Blocker that must never run two tasks at once."""
 
@@ -171,7 +203,8 @@ class FailingStart(Processor):
         self.triggers += 1
 
 
-TEST_PROCESSORS = (Tick, PrimaryTick, Pass, Yielder, Crasher, Penalizer, Blocker, SerialBlocker, FailingStart)
+TEST_PROCESSORS = (Tick, PrimaryTick, Pass, Yielder, Crasher, Penalizer, Blocker, SerialBlocker, FailingStart,
+                   WriteBlocker)
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ import pytest
 
 from engine.runtime import ComponentStateError, InvalidComponentError, ManualClock, NodeRole, RuntimeConfig, SystemClock
 from engine.testing.flows import connection, flow, processor
-from engine.session import ProcessSession, SessionComponent
+from engine.session import ProcessSession, SessionComponent, TaskTerminatedError
 
 
 def seed(controller, queue_id: str, count: int = 1, **attributes) -> None:
@@ -309,6 +309,38 @@ def test_terminating_a_stuck_task_rolls_back_its_session(make_controller):
     time.sleep(0.1)
     assert len(controller.queue("output")) == 1, "the terminated task's work was discarded, the new one's kept"
     assert len(controller.queue("input")) == 0
+
+
+def test_terminate_returns_at_once_while_a_task_is_stuck_in_a_write_callback(make_controller):
+    controller = make_controller(sink_flow("WriteBlocker"), clock=SystemClock(),
+                                 config=RuntimeConfig(max_timer_driven_threads=2), start=True)
+    controller.start_components()
+    seed(controller, "input")
+    node = controller.processor("p")
+    blocker = node.processor
+    assert blocker.entered.acquire(timeout=5), "the task did not start"
+    controller.stop_processor("p")
+    started = time.monotonic()
+    assert controller.terminate_processor("p") == 1
+    assert time.monotonic() - started < 1, "terminate waited for the stuck call"
+    assert node.run_status() == "Stopped" and node.active_thread_count == 0
+    assert controller.queue("input").size().unacknowledged_count == 1, "the stuck call still holds the session"
+    blocker.release.set()
+    assert blocker.done.wait(5)
+    assert isinstance(blocker.error, TaskTerminatedError), blocker.error
+    size = controller.queue("input").size()
+    assert (size.count, size.unacknowledged_count) == (1, 0), "the FlowFile went back to its queue, once"
+    assert len(controller.queue("output")) == 0, "nothing the stuck task did reached the flow"
+    verification = controller.storage.verify()
+    assert verification.ok, verification.problems
+    blocker.release.set()
+    blocker.done.clear()
+    controller.start_processor("p")
+    assert blocker.done.wait(5)
+    deadline = time.monotonic() + 5
+    while len(controller.queue("output")) < 1 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(controller.queue("output")) == 1 and len(controller.queue("input")) == 0
 
 
 def test_start_stop_enable_disable(make_controller):
