@@ -82,10 +82,18 @@ class NodeStorage:
         self.recovered: RecoveredFlowFiles | None = None
 
     def open(self, *, background: bool = True) -> RecoveredFlowFiles:
-        """Recover every repository; with ``background``, start checkpoints, cleanup and rollover."""
-        self.recovered = self.flowfiles.recover()
+        """Recover every repository; with ``background``, start checkpoints, cleanup and rollover.
+
+        When recovery fails (a damaged log refuses to start), the data directory is unlocked
+        and this storage is done with: nothing was changed on disk.
+        """
+        try:
+            self.recovered = self.flowfiles.recover()
+        except BaseException:
+            self.lock.release()
+            raise
         referenced = set(self.claims.counts())
-        orphans = self.content.collect_orphans(referenced)
+        orphans = self.content.collect_orphans(referenced, keep=bool(self.recovered.wal.damages))
         if orphans:
             log.info("collected %d content claim(s) that no committed FlowFile references", orphans)
         self.provenance.open()

@@ -453,16 +453,26 @@ class ContentRepository:
             return self._archives[claim.container].archive(live, claim.section, claim.identifier)
         return fileops.unlink(live, missing_ok=True)
 
-    def collect_orphans(self, referenced: set[ResourceClaim] | frozenset[ResourceClaim]) -> int:
+    def collect_orphans(self, referenced: set[ResourceClaim] | frozenset[ResourceClaim], *,
+                        keep: bool = False) -> int:
         """Archive or delete every live file no recovered FlowFile references; return how many.
 
-        Call at start-up, after the FlowFile repository recovered and before writing.
+        Call at start-up, after the FlowFile repository recovered and before writing. With
+        ``keep`` (a start that accepted a damaged log, whose lost transactions may have
+        referenced them) the files are moved to the quarantine folder instead.
         """
         orphans = [
             claim
             for claim in self.iter_resource_claims()
             if claim not in referenced and not self._claims.is_in_use(claim)
         ]
+        if keep:
+            for claim in orphans:
+                self.quarantine.move(self.path(claim))
+            if orphans:
+                log.warning("moved %d content file(s) no recovered FlowFile references to %s", len(orphans),
+                            self.quarantine.folder)
+            return len(orphans)
         removed = sum(1 for claim in orphans if self._remove(claim))
         if removed:
             log.info("archived or deleted %d orphaned resource claims", removed)

@@ -107,7 +107,7 @@ class FlowFileRepository:
         report = self.wal.recover(read_only=read_only)
         recovered = RecoveredFlowFiles(wal=report)
         # Before the records are read: a damaged swap file gives its readable FlowFiles back to them.
-        recovered.swap_files = self.swap.recover(read_only=read_only)
+        recovered.swap_files = self.swap.recover(read_only=read_only, keep_strays=bool(report.damages))
         records = self.wal.records
         max_id = max(records, default=-1)
         queues: dict[str, list[FlowFile]] = defaultdict(list)

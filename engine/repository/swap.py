@@ -388,13 +388,15 @@ class SwapManager:
 
     # -- recovery -------------------------------------------------------------------------
 
-    def recover(self, *, read_only: bool = False) -> dict[str, list[tuple[str, SwapSummary]]]:
+    def recover(self, *, read_only: bool = False, keep_strays: bool = False) -> dict[str, list[tuple[str, SwapSummary]]]:
         """Summaries of the logged swap files per queue (oldest first); drops strays and parts.
 
         A logged file that is missing or whose summary cannot be read does not stop start-up:
         the FlowFiles of its readable chunks go back to the log's records (SWAP_IN), the file to
         the quarantine, and the damage is reported. ``read_only`` only reports it, and leaves
-        strays and parts in place.
+        strays and parts in place. ``keep_strays`` (a start that accepted a damaged log, which
+        may have lost the record of a swap-out) moves swap files the log does not name to the
+        quarantine instead of deleting them.
         """
         known = self.repository.swap_locations
         by_queue: dict[str, list[tuple[str, SwapSummary]]] = {}
@@ -403,7 +405,11 @@ class SwapManager:
             if entry.name.endswith(".swap.part"):
                 self._remove(entry, "left by a swap-out that never finished")
             elif entry.name.endswith(".swap") and entry.name not in known:
-                self._remove(entry, "never recorded by the FlowFile repository")
+                if keep_strays:
+                    log.warning("swap file %s is not named by the recovered log; kept in %s", entry,
+                                self.repository.quarantine.move(entry))
+                else:
+                    self._remove(entry, "never recorded by the FlowFile repository")
         damaged = []
         for location in sorted(known):
             try:
