@@ -170,7 +170,9 @@ def _chain_start(plan: RecoveryPlan, scans: list[JournalScan], base: int, direct
             "last checkpoint is lost"))
         plan.given_up.append(f"every transaction after {base} (journal {named} is missing)")
         return None
-    for index, scan in enumerate(scans):
+    if plan.snapshot is None:
+        return 0  # every journal must be replayed, from transaction 0
+    for index, scan in enumerate(scans):  # a snapshot of the earlier format names no journal
         first = scan.first_txn if scan.first_txn is not None else scan.first_frame_txn
         if first is not None and first > base:
             return index

@@ -113,3 +113,34 @@ def test_a_claim_in_an_unknown_container_makes_it_fail(tmp_path):
     result = run_inspect(str(tmp_path))
     assert result.returncode == 1
     assert "unknown container 'elsewhere'" in result.stdout
+
+
+def test_a_flipped_byte_of_content_is_reported_with_its_file_and_offset(tmp_path):
+    _, queued = populate(tmp_path)
+    claim = queued[1].content_claim
+    path = tmp_path / "content_repository" / str(claim.resource_claim.section) / claim.resource_claim.identifier
+    data = bytearray(path.read_bytes())
+    data[claim.offset + 2] ^= 0x01
+    path.write_bytes(bytes(data))
+    result = run_inspect(str(tmp_path))
+    assert result.returncode == 1
+    assert f"DAMAGE: content claim {path} at byte offset {claim.offset}: checksum mismatch" in result.stdout
+    assert run_inspect(str(tmp_path), "--quick").returncode == 0  # the quick check reads no content
+
+
+def test_every_kind_of_damage_is_reported_and_it_never_crashes(tmp_path):
+    storage, queued = populate(tmp_path)
+    storage.close()
+    for journal in (tmp_path / "flowfile_repository" / "journals").glob("*.journal"):
+        journal.write_bytes(b"\x13" * 64)
+    (tmp_path / "flowfile_repository" / "snapshot").write_bytes(b"")
+    for swap in (tmp_path / "flowfile_repository" / "swap").glob("*.swap"):
+        swap.write_bytes(swap.read_bytes()[:30])
+    for shard in (tmp_path / "provenance_repository" / "shards").iterdir():
+        for file in shard.iterdir():
+            file.write_bytes(b"garbage")
+    result = run_inspect(str(tmp_path))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert "DAMAGE: snapshot" in result.stdout and "DAMAGE: journal" in result.stdout
+    assert "INCONSISTENT" in result.stdout
