@@ -16,7 +16,6 @@ import struct
 import zlib
 from typing import Iterable, NamedTuple
 
-
 __all__ = ["HEADER", "OVERHEAD", "Frame", "BadFrame", "encode", "parse", "find_next", "describe_ids"]
 
 HEADER = struct.Struct("<IIQI")

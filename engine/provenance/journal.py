@@ -190,7 +190,7 @@ def read_journal(path: Path) -> JournalContents:
     head = data[: len(MAGIC)]
     legacy = head == _MAGIC_V1
     if head != MAGIC and not legacy:
-        if is_all_zero(data) or (MAGIC.startswith(data)):
+        if is_all_zero(data) or MAGIC.startswith(data):
             if data:
                 contents.torn_at = 0
                 log.warning("provenance journal %s has no complete header (%d bytes); ignoring it", path, len(data))

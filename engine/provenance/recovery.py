@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 import os
 import shutil
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,12 +67,16 @@ def load_shards(shard_dir: Path, config: ProvenanceConfig, damage: DamageLog, qu
                 path, below=below, compression=config.compression, indexed_attributes=config.indexed_attributes,
                 damage=damage, quarantine=quarantine,
             )
-        except (OSError, sqlite3.Error) as error:
+        except Exception as error:  # whatever it is, the node starts without this shard
+            log.exception("provenance: cannot open shard %s", path)
             _shard_unusable(path, error, damage, quarantine)
             continue
         if shard is None:
             # Made by a rollover that never wrote a segment: it holds nothing.
-            remove_directory(path)
+            try:
+                remove_directory(path)
+            except OSError:
+                log.exception("provenance: could not delete shard %s, which holds no segment", path)
             continue
         shards.append(shard)
     return shards
@@ -97,8 +100,15 @@ def read_journal_sets(
     highest = stored_max_id
     for _, paths in list_journal_sets(journal_dir):
         frames: list[JournalFrame] = []
-        for path in paths:
-            contents = read_journal(path)
+        for path in list(paths):
+            try:
+                contents = read_journal(path)
+            except OSError as error:
+                # Left in place (not deleted by the rollover) for the operator.
+                paths.remove(path)
+                damage.record(Damage("provenance journal", str(path), None, f"the file cannot be read: {error}",
+                                     "its events are left out; the file is left in place"))
+                continue
             if contents.damage:
                 _journal_damaged(path, contents.damage, stored_max_id, damage, quarantine)
                 # Ids a damaged frame held are not handed out again.

@@ -18,6 +18,7 @@ their zstd frames (or their msgpack objects when uncompressed) to rebuild an ind
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import Iterator, NamedTuple, Sequence
 
@@ -39,6 +40,7 @@ SEGMENT_VERSION = 2
 MAGIC = b"FSPSEG2\n"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _MSGPACK_PAIR = b"\x92"  # the [ids, events] array of an uncompressed block
+_local = threading.local()
 
 
 class BlockError(Exception):
@@ -137,28 +139,38 @@ def read_block(path: Path, offset: int, length: int, first_id: int, framed: bool
         data = found.payload
     elif len(data) < length:
         raise BlockError("the segment ends inside the block")
-    block_ids, blobs = _decode(data)
+    block_ids, blobs = _decode(data, checked=framed)
     if block_ids[0] != first_id:
         raise BlockError(f"the block starts with event {block_ids[0]}, the index says {first_id}")
     return block_ids, blobs
 
 
-def _decode(data: bytes) -> tuple[tuple[int, ...], tuple[bytes, ...]]:
+def _decode(data: bytes, checked: bool = False) -> tuple[tuple[int, ...], tuple[bytes, ...]]:
+    """The ids and event bytes of a block; ``checked`` when a CRC vouched for ``data``, else
+    the decoded values are checked too (format 1 has no checksum)."""
     try:
         if data[:4] == _ZSTD_MAGIC:
-            data = zstandard.ZstdDecompressor().decompress(data)
+            data = _decompressor().decompress(data)
         block_ids, blobs = msgpack.unpackb(data, use_list=False)
-        valid = (
-            0 < len(block_ids) == len(blobs)
-            and all(type(i) is int for i in block_ids)
-            and all(a < b for a, b in zip(block_ids, block_ids[1:]))
-            and all(type(blob) is bytes for blob in blobs)
-        )
+        valid = type(block_ids) is tuple and type(blobs) is tuple and 0 < len(block_ids) == len(blobs)
+        if valid and not checked:
+            valid = (
+                all(type(i) is int for i in block_ids)
+                and all(a < b for a, b in zip(block_ids, block_ids[1:]))
+                and all(type(blob) is bytes for blob in blobs)
+            )
     except (zstandard.ZstdError, ValueError, TypeError, msgpack.UnpackException) as error:
         raise BlockError(f"cannot decode the block: {error}") from error
     if not valid:
         raise BlockError("the block does not hold ascending ids and their events")
     return block_ids, blobs
+
+
+def _decompressor() -> zstandard.ZstdDecompressor:
+    decompressor = getattr(_local, "zstd", None)
+    if decompressor is None:
+        decompressor = _local.zstd = zstandard.ZstdDecompressor()
+    return decompressor
 
 
 def is_framed(data: bytes) -> bool:

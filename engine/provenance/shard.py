@@ -112,9 +112,13 @@ class Shard:
         shard = cls(path, compression=compression, indexed_attributes=indexed_attributes, damage=damage,
                     quarantine=quarantine)
         shard._writer = index.connect(path / index.INDEX)
-        index.create(shard._writer)
-        shard._load()
-        shard._open_reader()
+        try:
+            index.create(shard._writer)
+            shard._load()
+            shard._open_reader()
+        except BaseException:
+            shard.close()
+            raise
         return shard
 
     @classmethod
@@ -236,10 +240,14 @@ class Shard:
         """Index the segments afresh: ``problem`` says why ("" for an index of an older layout)."""
         self._close_connections()
         db = self.path / index.INDEX
+        kept = ""
         if problem:
-            for name in index.INDEX_FILES:
-                if (self.path / name).exists():
-                    self.quarantine.copy(self.path / name)
+            try:
+                for name in index.INDEX_FILES:
+                    if (self.path / name).exists():
+                        self.quarantine.copy(self.path / name)
+            except OSError as error:
+                kept = f"; the damaged index could not be kept in the quarantine ({error})"
         for name in index.INDEX_FILES:
             fileops.unlink(self.path / name, missing_ok=True)
         self.count = self.min_id = self.max_id = self.min_time = self.max_time = 0
@@ -254,7 +262,7 @@ class Shard:
             summary += f" and {unknown} damaged place(s) of unknown size"
         if problem:
             self.damage.record(Damage("provenance index", str(db), None, problem,
-                                      f"rebuilt: {summary}", _INDEX_REMEDY))
+                                      f"rebuilt: {summary}{kept}", _INDEX_REMEDY))
         else:
             log.info("provenance: rebuilt the index of shard %s in the current layout: %s", self.name, summary)
 
@@ -442,17 +450,17 @@ class Shard:
             block = self._block(event_id)
             if block is None:
                 continue
-            position, block_ids, blobs = block
+            block_ids, blobs = block
             at = bisect.bisect_left(block_ids, event_id)
             if at < len(block_ids) and block_ids[at] == event_id:
                 try:
                     found[event_id] = codec.event_from_wire(codec.decode_wire(blobs[at]), event_id)
                 except _DECODE_ERRORS:
-                    self._block_damaged(position, f"event {event_id} does not decode", [event_id])
+                    self._block_damaged(block_ids[0], f"event {event_id} does not decode", [event_id])
         return found
 
-    def _block(self, event_id: int) -> tuple[int, tuple[int, ...], tuple[bytes, ...]] | None:
-        """The block that would hold ``event_id``: its position, ids and event bytes."""
+    def _block(self, event_id: int) -> tuple[tuple[int, ...], tuple[bytes, ...]] | None:
+        """The ids and event bytes of the block that would hold ``event_id``."""
         with self._lock:
             position = bisect.bisect_right(self._block_ids, event_id) - 1
             if position < 0 or self.deleted:
@@ -463,7 +471,7 @@ class Shard:
             cached = self._cache.get(first_id)
             if cached is not None:
                 self._cache.move_to_end(first_id)
-                return position, *cached
+                return cached
             name, offset, length = self._blocks[position]
         framed = self.segment_version >= SEGMENT_VERSION
         try:
@@ -471,19 +479,19 @@ class Shard:
         except BlockError as error:
             with self._lock:
                 self._unreadable.add(first_id)
-            self._block_damaged(position, str(error), None)
+            self._block_damaged(first_id, str(error), None)
             return None
         with self._lock:
             self._cache[first_id] = (block_ids, blobs)
             if len(self._cache) > _BLOCK_CACHE:
                 self._cache.popitem(last=False)
-        return position, block_ids, blobs
+        return block_ids, blobs
 
-    def _block_damaged(self, position: int, found: str, ids: list[int] | None) -> None:
+    def _block_damaged(self, first_id: int, found: str, ids: list[int] | None) -> None:
         """Record the damage of a block once; ``ids`` None for the whole block."""
         with self._lock:
-            first_id = self._block_ids[position]
-            if first_id in self._reported:
+            position = bisect.bisect_left(self._block_ids, first_id)
+            if first_id in self._reported or position == len(self._block_ids):
                 return
             self._reported.add(first_id)
             name, offset, _ = self._blocks[position]

@@ -15,9 +15,10 @@ Commit order (each step only after the previous one succeeded):
 
 A failure before step 3 completes rolls the session back and registers no event but the
 forced ones (a SEND: what left cannot be un-sent); after a crash the transaction is either
-wholly in the FlowFile repository or wholly absent from it. From step 4 on the commit stands:
-a provenance write the disk refuses waits in the repository's backlog, and any other failure
-to register is logged, not raised.
+wholly in the FlowFile repository or wholly absent from it (a crash between steps 3 and 4
+loses the session's events rather than record events for a change never committed). From
+step 4 on the commit stands: a provenance write the disk refuses waits in the repository's
+backlog, and any other failure to register is logged, not raised.
 
 A session belongs to one task at a time. ``terminate`` may come from another thread (an
 operator ending a stuck task): it rolls the session back, and every later call on it raises
