@@ -66,8 +66,8 @@ from engine.provenance.query import (
     page,
     shard_conditions,
 )
-from engine.provenance.segment import SEGMENT_VERSION
 from engine.provenance.recovery import WaitingSet, load_shards, read_id_floor, read_journal_sets
+from engine.provenance.segment import SEGMENT_VERSION
 from engine.provenance.shard import Shard
 from engine.units import format_data_size
 
@@ -140,8 +140,7 @@ class ProvenanceRepository:
         fileops.make_directory(self._shard_dir)
         self._stored_max_id = read_id_floor(self.directory / _ID_FLOOR, self.damage)
         self._shards = load_shards(self._shard_dir, self.config, self.damage, self.quarantine)
-        if self._shards:
-            self._stored_max_id = max(self._stored_max_id, self._shards[-1].max_id)
+        self._stored_max_id = max([self._stored_max_id, *(shard.max_id for shard in self._shards)])
         self._unmerged, highest = read_journal_sets(
             self._journal_dir, self.config, self._stored_max_id, self.damage, self.quarantine
         )

@@ -2,8 +2,8 @@
 
 Layout of ``shards/<first_event_time>-<first_event_id>/``:
 
-- ``<first_id>.seg`` — one segment per rollover: checksummed blocks of up to ``BLOCK_EVENTS``
-  events (see ``segment``).
+- ``<first_id>.seg`` — one segment per rollover: checksummed blocks of events (see
+  ``segment``).
 - ``index.db`` — the SQLite index (see ``index``); its ``meta`` records the bounds, the
   counts and the layout versions (``index``, ``segment``).
 
@@ -44,9 +44,9 @@ from engine.damage import Damage, DamageLog, Quarantine
 from engine.provenance import codec, index, segment
 from engine.provenance.event import ProvenanceEvent
 from engine.provenance.frames import OVERHEAD, describe_ids
-from engine.provenance.segment import BLOCK_EVENTS, SEGMENT_VERSION, Block, BlockError
+from engine.provenance.segment import SEGMENT_VERSION, Block, BlockError
 
-__all__ = ["Shard", "BLOCK_EVENTS", "remove_directory"]
+__all__ = ["Shard", "remove_directory"]
 
 log = logging.getLogger(__name__)
 
