@@ -7,7 +7,7 @@ A frame is::
 little-endian; the CRC covers the id, the count and the payload. A journal frame holds one
 registered batch, a segment frame one compressed block. Reading tells a *torn tail* (the end
 of a file cut short, or the NUL bytes a power loss leaves) from *damage* (a bad frame with
-data after it) with :func:`parse` and :func:`find_next`.
+data after it) with :func:`parse` and :func:`resync`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import struct
 import zlib
 from typing import Iterable, NamedTuple
 
-__all__ = ["HEADER", "OVERHEAD", "Frame", "BadFrame", "encode", "parse", "find_next", "describe_ids"]
+__all__ = ["HEADER", "OVERHEAD", "Frame", "BadFrame", "encode", "parse", "resync", "find_next", "describe_ids"]
 
 HEADER = struct.Struct("<IIQI")
 OVERHEAD = HEADER.size
@@ -81,6 +81,16 @@ def parse(data: bytes, offset: int) -> Frame | BadFrame:
 
 def _zero_from(data: bytes, offset: int) -> bool:
     return data.count(0, offset) == len(data) - offset
+
+
+def resync(data: bytes, bad: BadFrame) -> Frame | None:
+    """The next valid frame after ``bad``: where its header says it ends, when a frame starts
+    there (a damaged payload), else the first one a scan finds (a damaged header)."""
+    if bad.end is not None and bad.end < len(data):
+        found = parse(data, bad.end)
+        if isinstance(found, Frame):
+            return found
+    return find_next(data, bad.offset + 1)
 
 
 def find_next(data: bytes, start: int) -> Frame | None:

@@ -60,6 +60,8 @@ SCHEMA = (
     """CREATE TABLE IF NOT EXISTS terms (
         key INTEGER NOT NULL, event_id INTEGER NOT NULL, PRIMARY KEY (key, event_id)) WITHOUT ROWID""",
 )
+
+
 def connect(path: Path) -> sqlite3.Connection:
     """A connection to the index at ``path``: autocommit, WAL, synchronous commits."""
     conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)

@@ -207,7 +207,7 @@ def read_journal(path: Path) -> JournalContents:
                 offset = found.end
                 continue
             found = BadFrame(offset, "undecodable payload", False, found.first_id, found.count, found.end)
-        following = None if found.reason == "only NUL bytes follow" else frames.find_next(data, offset + 1)
+        following = None if found.reason == "only NUL bytes follow" else frames.resync(data, found)
         while following is not None and _decode(following, legacy) is None:
             following = frames.find_next(data, following.offset + 1)
         if following is None and found.torn:

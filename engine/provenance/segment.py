@@ -123,7 +123,9 @@ def frame_checks_out(path: Path, offset: int) -> bool:
     return isinstance(found, Frame) and found.end == len(data)
 
 
-def read_block(path: Path, offset: int, length: int, first_id: int, framed: bool) -> tuple[tuple[int, ...], tuple[bytes, ...]]:
+def read_block(
+    path: Path, offset: int, length: int, first_id: int, framed: bool
+) -> tuple[tuple[int, ...], tuple[bytes, ...]]:
     """The ids and event bytes of the block an index row points at; raises BlockError."""
     size = length + frames.OVERHEAD if framed else length
     try:
@@ -207,7 +209,7 @@ def _walk_framed(data: bytes) -> Iterator[Block | Unreadable]:
                 yield Block(offset, len(found.payload), block_ids, blobs)
             offset = found.end
             continue
-        following = frames.find_next(data, offset + 1)
+        following = frames.resync(data, found)
         resume = following.offset if following is not None else len(data)
         trusted = found.first_id is not None and found.end == resume
         yield Unreadable(offset, found.reason, range(found.first_id, found.first_id + found.count) if trusted else None)

@@ -306,7 +306,8 @@ class Shard:
                     if not events:
                         continue
                     conn.execute("INSERT INTO blocks VALUES (?, ?, ?, ?)", (ids[0], name, item.offset, item.length))
-                    index.insert(conn, [e.event_id for e in events], codec.index_fragments(events, self.indexed_attributes))
+                    fragments = codec.index_fragments(events, self.indexed_attributes)
+                    index.insert(conn, [e.event_id for e in events], fragments)
                     times = [e.event_time for e in events]
                     if not count:
                         min_id, min_time, max_time = events[0].event_id, times[0], times[0]
