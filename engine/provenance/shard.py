@@ -270,7 +270,13 @@ class Shard:
         referenced = {name for name, _, _ in self._blocks}
         orphans = [name for name in _segments(self.path) if name not in referenced]
         if orphans:
-            indexed, _, _ = self._index_segments(orphans, max(self.first_id, self.max_id + 1), below)
+            try:
+                indexed, _, _ = self._index_segments(orphans, max(self.first_id, self.max_id + 1), below)
+            except (OSError, sqlite3.OperationalError) as error:
+                # Left for the next start; a rollover run again from the journals rewrites them.
+                log.warning("provenance: shard %s: cannot index segment(s) %s now: %s", self.name,
+                            ", ".join(orphans), error)
+                return
             self._load()
             log.info("provenance: shard %s: indexed %d event(s) of segment(s) %s that no index row referenced "
                      "(left by an interrupted rollover)", self.name, indexed, ", ".join(orphans))
