@@ -21,6 +21,7 @@ class ProvenanceConfig:
     ``rollover_time``/``rollover_size`` bound how long events wait in the journals before they
     become searchable. A shard is closed (the next rollover starts a new one) when its events
     span ``shard_duration`` or its files reach ``shard_size``; shards are the unit of retention.
+    ``max_backlog_events`` bounds the events held in memory while the disk refuses them.
     """
 
     journal_count: int = 16
@@ -34,10 +35,11 @@ class ProvenanceConfig:
     indexed_attributes: tuple[str, ...] = ()
     always_sync: bool = False
     maintenance_interval: float = 60.0
+    max_backlog_events: int = 100_000
 
     def __post_init__(self) -> None:
         positive = ("journal_count", "rollover_time", "rollover_size", "max_storage_time",
-                    "max_storage_size", "shard_duration", "shard_size", "maintenance_interval")
+                    "max_storage_size", "shard_duration", "shard_size", "maintenance_interval", "max_backlog_events")
         for name in positive:
             if getattr(self, name) <= 0:
                 raise ValueError(f"provenance setting {name!r} must be positive, got {getattr(self, name)!r}")
@@ -76,4 +78,5 @@ _PARSERS = {
     "indexed_attributes": as_names,
     "always_sync": as_bool,
     "maintenance_interval": as_duration,
+    "max_backlog_events": as_int,
 }

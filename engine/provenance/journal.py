@@ -3,39 +3,43 @@
 A *journal set* is ``journals/<first_id>.journal.<i>`` for ``i < journal_count``, where
 ``first_id`` is the first event id the set may hold. Each writer thread appends to its own file
 of the current set (threads share files once there are more threads than files), so that
-several threads append at once. A file starts with an 8-byte magic;
-each batch is one frame::
+several threads append at once. A file starts with an 8-byte magic; each batch is one frame
+(see ``frames``) whose payload is the msgpack array ``[events, fragments, min_time, max_time]``:
+the ``count`` encoded events (see ``codec``) whose ids are ``first_event_id ..``, their index
+fragments and the bounds of their times. Frames are written with ``os.write`` on an
+``O_APPEND`` descriptor, so once ``register_events`` returns the batch is in the kernel and
+survives the death of the process; ``fsync`` (``always_sync``) is needed only to survive a
+power loss. A write that fails is cut back, so a file never holds half a frame before a whole
+one.
 
-    payload_length u32 | crc32 u32 | first_event_id u64 | count u32 | payload
-
-``payload`` is the msgpack array ``[events, fragments, min_time, max_time]``: the ``count``
-encoded events (see ``codec``) whose ids are ``first_event_id ..``, their index fragments and
-the bounds of their times; the CRC covers the id, the count and the payload. Frames are written
-with ``os.write`` on an ``O_APPEND`` descriptor, so once ``register_events`` returns the batch is
-in the kernel and survives the death of the process; ``fsync`` (``always_sync``) is needed
-only to survive a power loss. A torn tail (a frame cut short, a bad CRC, or the NUL bytes a
-power loss leaves) is dropped on reading, with a warning naming the file and the offset.
+Reading tells a torn tail from damage. Only the end of a file may be torn: a frame cut short,
+or NUL bytes to the end; it is dropped with a warning. A bad frame with a valid frame after it
+(or a whole frame whose checksum fails) is damage: it is reported (:class:`JournalDamage`),
+and reading resynchronises on the next frame whose header and CRC check out, so every event
+after it is kept.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import re
-import struct
 import threading
-import zlib
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, NamedTuple, Sequence
+from typing import NamedTuple, Sequence
 
 import msgpack
 
 from engine import fileops
 from engine.fileops import is_all_zero
+from engine.provenance import frames
+from engine.provenance.frames import BadFrame, Frame, encode as encode_frame
 
 __all__ = [
-    "Journal", "JournalSet", "JournalFrame", "encode_frame", "read_journal", "list_journal_sets", "MAGIC",
-    "FRAME_OVERHEAD",
+    "Journal", "JournalSet", "JournalFrame", "JournalDamage", "JournalContents", "encode_frame", "read_journal",
+    "list_journal_sets", "MAGIC", "FRAME_OVERHEAD",
 ]
 
 log = logging.getLogger(__name__)
@@ -44,9 +48,7 @@ MAGIC = b"FSPJRN2\n"
 # Files of version 1 hold index fragments of an older layout; their frames are read with
 # ``fragments`` None, for the caller to make again from the events.
 _MAGIC_V1 = b"FSPJRN1\n"
-_FRAME = struct.Struct("<IIQI")
-FRAME_OVERHEAD = _FRAME.size
-_CHECKED = struct.Struct("<QI")
+FRAME_OVERHEAD = frames.OVERHEAD
 _NAME = re.compile(r"^(\d+)\.journal\.(\d+)$")
 
 
@@ -60,13 +62,6 @@ class JournalFrame(NamedTuple):
     max_time: int
 
 
-def encode_frame(first_id: int, count: int, payload: bytes) -> bytes:
-    """The bytes of one frame holding the already packed ``payload``."""
-    checked = _CHECKED.pack(first_id, count)
-    crc = zlib.crc32(payload, zlib.crc32(checked))
-    return _FRAME.pack(len(payload), crc, first_id, count) + payload
-
-
 class Journal:
     """One append-only journal file; ``lock`` serialises the writers of this file."""
 
@@ -75,6 +70,8 @@ class Journal:
         self.generation = generation
         self.lock = threading.Lock()
         self.closed = False
+        #: Set when a failed write could not be cut back: nothing more is appended after it.
+        self.broken = False
         self._always_sync = always_sync
         self._fd: int | None = None
         self._size = 0
@@ -85,21 +82,26 @@ class Journal:
         return self._fd is not None
 
     def append(self, frame: bytes) -> None:
-        """Append ``frame``; the caller holds ``lock``. On failure the file is cut back."""
+        """Append ``frame``; the caller holds ``lock``. On failure the file is cut back and the
+        ``OSError`` raised."""
+        if self.broken:
+            raise OSError(errno.EIO, "an earlier failed write could not be cut back", str(self.path))
         if self._fd is None:
             self._fd = fileops.open_fd(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
             self._size = os.fstat(self._fd).st_size
-            if self._size == 0:
-                self._write_all(MAGIC)
         start = self._size
         try:
-            self._write_all(frame)
+            # The magic goes with the first frame: a failed first write leaves an empty file.
+            self._write_all(MAGIC + frame if start == 0 else frame)
             if self._always_sync:
                 fileops.sync(self._fd, self.path)
         except OSError:
-            # A partial frame would hide every later frame of this file from recovery.
-            fileops.truncate(self._fd, start, self.path)
-            self._size = start
+            try:
+                fileops.truncate(self._fd, start, self.path)
+            except OSError:
+                self.broken = True
+            else:
+                self._size = start
             raise
 
     def close(self) -> None:
@@ -121,11 +123,13 @@ class Journal:
 class JournalSet:
     """The journals written between two rollovers; ids in it are ``>= first_id``.
 
-    ``frames`` keeps what was appended, so a rollover of this set needs no reading back; only
-    recovery reads the files. A file is created by its first append, and a writer thread keeps
-    to one file of the set: the background rollover then opens, closes and deletes one file
-    per writer thread, not ``count``. Each of those calls releases the GIL, and taking it back
-    from busy writer threads can take a whole switch interval.
+    ``frames`` keeps every batch registered in this set, so a rollover of it needs no reading
+    back; only recovery reads the files. ``backlog`` holds the encoded frames whose append
+    failed (they are in ``frames`` too): a later append to the set writes them, else the
+    rollover stores them from memory. A file is created by its first append, and a writer
+    thread keeps to one file of the set: the background rollover then opens, closes and deletes
+    one file per writer thread, not ``count``. Each of those calls releases the GIL, and taking
+    it back from busy writer threads can take a whole switch interval.
     """
 
     def __init__(self, directory: Path, first_id: int, count: int, *, always_sync: bool) -> None:
@@ -133,6 +137,7 @@ class JournalSet:
         self.events = 0
         self.bytes = 0
         self.frames: list[JournalFrame] = []
+        self.backlog: list[tuple[JournalFrame, bytes]] = []  # with the encoded frame
         self.journals = [
             Journal(directory / f"{first_id}.journal.{i}", self, always_sync=always_sync)
             for i in range(count)
@@ -160,41 +165,69 @@ def list_journal_sets(directory: Path) -> list[tuple[int, list[Path]]]:
     return sorted(sets.items())
 
 
-def read_journal(path: Path) -> Iterator[JournalFrame]:
-    """The frames of one journal file, dropping a torn tail with a warning."""
+class JournalDamage(NamedTuple):
+    """A damaged place in a journal: what was found at ``offset`` and, when the frame's header
+    can be trusted (its length leads exactly to the next valid frame or the end), its ids."""
+
+    offset: int
+    found: str
+    lost: range | None
+
+
+@dataclass
+class JournalContents:
+    """What :func:`read_journal` found: the valid frames, the damage, and where a torn tail began."""
+
+    frames: list[JournalFrame] = field(default_factory=list)
+    damage: list[JournalDamage] = field(default_factory=list)
+    torn_at: int | None = None
+
+
+def read_journal(path: Path) -> JournalContents:
+    """The frames of one journal file, resynchronising after damage and dropping a torn tail."""
     data = path.read_bytes()
-    legacy = data[: len(MAGIC)] == _MAGIC_V1
-    if data[: len(MAGIC)] != MAGIC and not legacy:
-        if data and not is_all_zero(data):
-            log.warning("provenance journal %s has no valid header; dropping its %d bytes at offset 0",
-                        path, len(data))
-        return
+    contents = JournalContents()
+    head = data[: len(MAGIC)]
+    legacy = head == _MAGIC_V1
+    if head != MAGIC and not legacy:
+        if is_all_zero(data) or MAGIC.startswith(data):
+            if data:
+                contents.torn_at = 0
+                log.warning("provenance journal %s has no complete header (%d bytes); ignoring it", path, len(data))
+            return contents
+        contents.damage.append(JournalDamage(0, "not a provenance journal header", None))
+        legacy = True  # the version is unknown: index fragments are made again from the events
     offset = len(MAGIC)
-    end = len(data)
-    while offset < end:
-        reason = None
-        if end - offset < _FRAME.size:
-            reason = "truncated frame header"
-        else:
-            length, crc, first_id, count = _FRAME.unpack_from(data, offset)
-            body = offset + _FRAME.size
-            if body + length > end:
-                reason = "truncated frame"
-            else:
-                payload = data[body : body + length]
-                expected = zlib.crc32(payload, zlib.crc32(_CHECKED.pack(first_id, count)))
-                if crc != expected or length == 0:
-                    reason = "checksum mismatch"
-        if reason is not None:
-            tail = data[offset:]
-            kind = "NUL bytes" if is_all_zero(tail) else reason
+    while offset < len(data):
+        found = frames.parse(data, offset)
+        if isinstance(found, Frame):
+            frame = _decode(found, legacy)
+            if frame is not None:
+                contents.frames.append(frame)
+                offset = found.end
+                continue
+            found = BadFrame(offset, "undecodable payload", False, found.first_id, found.count, found.end)
+        following = None if found.reason == "only NUL bytes follow" else frames.resync(data, found)
+        while following is not None and _decode(following, legacy) is None:
+            following = frames.find_next(data, following.offset + 1)
+        if following is None and found.torn:
+            contents.torn_at = offset
             log.warning("dropping torn tail of provenance journal %s at offset %d (%d bytes: %s)",
-                        path, offset, end - offset, kind)
-            return
-        events, fragments, min_time, max_time = msgpack.unpackb(payload, use_list=False)
-        if len(events) != count or len(fragments) != count:
-            log.warning("dropping torn tail of provenance journal %s at offset %d (%d bytes: %s)",
-                        path, offset, end - offset, "event count mismatch")
-            return
-        yield JournalFrame(first_id, events, None if legacy else fragments, min_time, max_time)
-        offset = body + length
+                        path, offset, len(data) - offset, found.reason)
+            break
+        resume = following.offset if following is not None else len(data)
+        trusted = found.first_id is not None and found.end == resume
+        lost = range(found.first_id, found.first_id + found.count) if trusted else None
+        contents.damage.append(JournalDamage(offset, found.reason, lost))
+        offset = resume
+    return contents
+
+
+def _decode(frame: Frame, legacy: bool) -> JournalFrame | None:
+    try:
+        events, fragments, min_time, max_time = msgpack.unpackb(frame.payload, use_list=False)
+        if len(events) != frame.count or len(fragments) != frame.count:
+            return None
+    except (ValueError, TypeError, msgpack.UnpackException):
+        return None
+    return JournalFrame(frame.first_id, events, None if legacy else fragments, min_time, max_time)

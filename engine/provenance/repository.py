@@ -3,7 +3,7 @@
 Layout under the repository directory::
 
     journals/<first_id>.journal.<i>     the rolling journal sets (see ``journal``)
-    shards/<first_time>-<first_id>/     long-term storage (see ``shard``)
+    shards/<first_time>-<first_id>/     long-term storage (see ``shard``, ``segment``)
     id-floor                            highest id ever stored, kept when shards age off
 
 Write path: ``register_events`` gives the batch the next contiguous ids and appends it as one
@@ -11,28 +11,33 @@ frame to one journal of the current set. Event ids are handed out under the same
 swaps journal sets, so every id of one set is below every id of the next: rolling sets over in
 order keeps shards in id order, and a set rolled over again after a crash is recognised by its
 ids (those not above the highest stored id are skipped), so recovery neither loses nor
-duplicates events.
+duplicates events. A batch the disk refuses waits in memory (see ``backlog``): registering
+never fails for lack of disk.
 
 Rollover (every ``rollover_time`` on the background thread, early once the current set passes
 ``rollover_size``, or on ``rollover()``/``flush()``): a new set takes the writers, the old one
-is read, sorted by id and appended to the current shard (or a new one when the current shard
-spans ``shard_duration`` or has reached ``effective_shard_size``); only after that append is
-durable are the old journals deleted. A failed rollover is retried by the next one. Events are
-searchable once rolled over, as in NiFi's rolling design: queries, ``get_event`` and lineage
-read shards only, never the journals.
+is sorted by id and appended to the current shard (or a new one when the current shard spans
+``shard_duration``, has reached ``effective_shard_size``, has an older segment format or a
+damaged index); only after that append is durable are the old journals deleted. A failed
+rollover is retried by the next one, in order, reusing the shard directory it may have
+begun. Events are searchable once rolled over, as in NiFi's rolling design: queries,
+``get_event`` and lineage read shards only, never the journals.
+
+Damage never stops the repository from opening: a damaged journal frame, segment block or
+index is recorded in the ``DamageLog`` (and the file kept in the quarantine when it is
+replaced), and every event outside the damaged place is kept and found.
 
 Retention (``run_maintenance``): shards whose newest event is older than ``max_storage_time``
 are deleted, then the oldest shards while the shards exceed ``max_storage_size``. The shard
 being written is never deleted for size (``effective_shard_size`` keeps it to a quarter of the
 limit, and it closes when it gets there); it is deleted for age once all its events are too old.
+Maintenance also rebuilds the indexes found damaged while running.
 """
 
 from __future__ import annotations
 
 import itertools
 import logging
-import os
-import shutil
 import sqlite3
 import threading
 import time
@@ -43,20 +48,14 @@ from typing import BinaryIO, Callable, Iterable, Sequence
 
 import msgpack
 
-from engine.flowfile import ContentClaim
 from engine import fileops
 from engine.damage import DamageLog, Quarantine
+from engine.flowfile import ContentClaim
 from engine.provenance import codec
+from engine.provenance.backlog import Backlog
 from engine.provenance.config import ProvenanceConfig
 from engine.provenance.event import ProvenanceEvent
-from engine.provenance.journal import (
-    FRAME_OVERHEAD,
-    JournalFrame,
-    JournalSet,
-    encode_frame,
-    list_journal_sets,
-    read_journal,
-)
+from engine.provenance.journal import FRAME_OVERHEAD, JournalFrame, JournalSet, encode_frame, list_journal_sets
 from engine.provenance.lineage import LineageGraph, compute_lineage
 from engine.provenance.query import (
     ProvenanceQuery,
@@ -67,6 +66,8 @@ from engine.provenance.query import (
     page,
     shard_conditions,
 )
+from engine.provenance.recovery import WaitingSet, load_shards, read_id_floor, read_journal_sets
+from engine.provenance.segment import SEGMENT_VERSION
 from engine.provenance.shard import Shard
 from engine.units import format_data_size
 
@@ -92,6 +93,8 @@ class ProvenanceStats:
     newest_event_time: int | None
     pending_journal_events: int
     max_event_id: int
+    #: Events held in memory because the disk refused them (see ``backlog``).
+    backlog_events: int = 0
 
 
 class ProvenanceRepository:
@@ -109,6 +112,7 @@ class ProvenanceRepository:
         self.quarantine = quarantine or Quarantine(self.directory.parent)
         self._journal_dir = self.directory / "journals"
         self._shard_dir = self.directory / "shards"
+        self.backlog = Backlog(self.config.max_backlog_events, self.damage, self._journal_dir)
         self._lock = threading.RLock()  # the shard list and the highest stored id
         self._id_lock = threading.Lock()  # id assignment and the swap of journal sets
         self._rollover_lock = threading.Lock()  # one rollover or maintenance pass at a time
@@ -116,7 +120,7 @@ class ProvenanceRepository:
         self._stored_max_id = 0
         self._next_id = 1
         self._generation: JournalSet | None = None
-        self._unmerged: list[JournalSet] = []
+        self._unmerged: list[WaitingSet] = []
         self._slots = itertools.count()  # each writer thread's journal in a set
         self._thread_slot = threading.local()
         self._wake = threading.Event()
@@ -127,25 +131,28 @@ class ProvenanceRepository:
     # -- life cycle -------------------------------------------------------------------------
 
     def open(self) -> ProvenanceRepository:
-        """Load the shards, roll over journals left by the last run, and accept events."""
+        """Load the shards, roll over journals left by the last run, and accept events.
+
+        Damage is recorded, never raised; journals that cannot be stored yet (a full disk)
+        wait for the next rollover.
+        """
         fileops.make_directory(self._journal_dir)
         fileops.make_directory(self._shard_dir)
-        self._stored_max_id = self._read_id_floor()
-        self._shards = self._load_shards()
-        if self._shards:
-            self._stored_max_id = max(self._stored_max_id, self._shards[-1].max_id)
-        highest = self._stored_max_id
-        for _, paths in list_journal_sets(self._journal_dir):
-            frames = [frame for path in paths for frame in read_journal(path)]
-            for i, frame in enumerate(frames):
-                highest = max(highest, frame.first_id + len(frame.events) - 1)
-                if frame.fragments is None:
-                    events = [codec.event_from_wire(codec.decode_wire(blob), -1) for blob in frame.events]
-                    frames[i] = frame._replace(fragments=codec.index_fragments(events, self.config.indexed_attributes))
-            self._merge(frames, paths)
+        self._stored_max_id = read_id_floor(self.directory / _ID_FLOOR, self.damage)
+        self._shards = load_shards(self._shard_dir, self.config, self.damage, self.quarantine)
+        self._stored_max_id = max([self._stored_max_id, *(shard.max_id for shard in self._shards)])
+        self._unmerged, highest = read_journal_sets(
+            self._journal_dir, self.config, self._stored_max_id, self.damage, self.quarantine
+        )
         self._next_id = highest + 1
         self._generation = self._new_generation(self._next_id)
         self._opened = True
+        with self._rollover_lock:
+            try:
+                self._merge_unmerged()
+            except Exception:
+                log.exception("provenance: could not roll over the journals left by the last run; "
+                              "retrying at the next rollover")
         return self
 
     def start(self) -> None:
@@ -156,7 +163,10 @@ class ProvenanceRepository:
             self._thread.start()
 
     def close(self) -> None:
-        """Stop the background thread, roll the journals over, release files."""
+        """Stop the background thread, roll the journals over, release files.
+
+        Events still held in memory that cannot be stored now are reported as dropped.
+        """
         if not self._opened:
             return
         if self._thread is not None:
@@ -169,12 +179,20 @@ class ProvenanceRepository:
         if generation is not None:
             generation.close()
             if generation.events:
-                self._unmerged.append(generation)
+                self._unmerged.append(WaitingSet.of(generation))
             else:
                 for path in generation.paths:
                     fileops.unlink(path, missing_ok=True)
         with self._rollover_lock:
-            self._merge_unmerged()
+            try:
+                self._merge_unmerged()
+            except Exception:
+                log.exception("provenance: could not roll the journals over at close; the journals are kept "
+                              "for the next start")
+                self.backlog.drop((frame for rolled in self._unmerged for frame in rolled.held),
+                                  "the repository closed before the disk accepted them")
+            self._unmerged = []
+            self.backlog.report(force=True)
         with self._lock:
             for shard in self._shards:
                 shard.close()
@@ -192,7 +210,11 @@ class ProvenanceRepository:
     # -- write path -------------------------------------------------------------------------
 
     def register_events(self, events: Sequence[ProvenanceEvent]) -> list[ProvenanceEvent]:
-        """Give ``events`` the next contiguous ids and journal them; return them with their ids."""
+        """Give ``events`` the next contiguous ids and journal them; return them with their ids.
+
+        A batch the journal cannot take (a full disk, an I/O error) is held in memory and
+        written later (see ``backlog``); this raises only when the repository is not open.
+        """
         if not events:
             return []
         count = len(events)
@@ -222,8 +244,18 @@ class ProvenanceRepository:
                     generation.events += count
                     generation.bytes += len(payload) + FRAME_OVERHEAD
                     due = generation.bytes >= self.config.rollover_size
-                journal.append(encode_frame(first_id, count, payload))
-                generation.frames.append(JournalFrame(first_id, blobs, fragments, min_time, max_time))
+                frame = JournalFrame(first_id, blobs, fragments, min_time, max_time)
+                data = encode_frame(first_id, count, payload)
+                try:
+                    journal.append(data)
+                except OSError as error:
+                    self.backlog.hold(generation, frame, data, error)
+                    # A journal that could not be cut back takes no more frames: start a new set.
+                    due = due or journal.broken
+                else:
+                    generation.frames.append(frame)
+                    if generation.backlog:
+                        self.backlog.write(generation, journal)
             break
         if due:
             self._request_rollover()
@@ -235,29 +267,39 @@ class ProvenanceRepository:
         with self._rollover_lock:
             with self._id_lock:
                 current = self._generation
-                if current is not None and current.events:
+                swap = current is not None and current.events > 0
+                if swap:
                     self._generation = self._new_generation(self._next_id)
-                    self._unmerged.append(current)
-            if current is not None and current.events:
+            if swap:
                 current.close()
-            return self._merge_unmerged()
+                with self._id_lock:
+                    self._unmerged.append(WaitingSet.of(current))
+            try:
+                return self._merge_unmerged()
+            finally:
+                self.backlog.report()
 
     flush = rollover
 
     def _merge_unmerged(self) -> int:
+        """Store the waiting journal sets in order; the first that fails stops the others."""
         stored = 0
         while self._unmerged:
-            generation = self._unmerged[0]
-            stored += self._merge(list(generation.frames), generation.paths)
+            rolled = self._unmerged[0]
+            stored += self._merge(rolled.frames, rolled.paths)
             with self._id_lock:
                 self._unmerged.pop(0)
+            self.backlog.stored(rolled.held)
         return stored
 
     def _request_rollover(self) -> None:
         if self._thread is not None:
             self._wake.set()
-        else:
+            return
+        try:
             self.rollover()
+        except Exception:
+            log.exception("provenance rollover failed; the events wait for the next one")
 
     def _merge(self, frames: list[JournalFrame], paths: Iterable[Path]) -> int:
         frames.sort(key=lambda frame: frame.first_id)
@@ -282,8 +324,8 @@ class ProvenanceRepository:
                 shard.append(ids, blobs, fragments, min_time, max_time)
             except BaseException:
                 if shard.count == 0:
-                    # A new shard that never committed: remove it so the retry can recreate it.
-                    shard.delete()
+                    # A new shard that never committed: the retry takes its directory over.
+                    shard.close()
                 raise
             with self._lock:
                 if not self._shards or self._shards[-1] is not shard:
@@ -297,7 +339,7 @@ class ProvenanceRepository:
     def _target_shard(self, first_id: int, min_time: int, max_time: int) -> Shard:
         with self._lock:
             current = self._shards[-1] if self._shards else None
-        if current is not None:
+        if current is not None and not current.index_damaged and current.segment_version >= SEGMENT_VERSION:
             young = max_time - current.min_time < self.config.shard_duration * 1000
             if young and current.size < self.config.effective_shard_size:
                 return current
@@ -307,6 +349,8 @@ class ProvenanceRepository:
             first_id,
             compression=self.config.compression,
             indexed_attributes=self.config.indexed_attributes,
+            damage=self.damage,
+            quarantine=self.quarantine,
         )
 
     def _new_generation(self, first_id: int) -> JournalSet:
@@ -316,39 +360,20 @@ class ProvenanceRepository:
 
     # -- recovery and retention ---------------------------------------------------------------
 
-    def _load_shards(self) -> list[Shard]:
-        shards = []
-        for entry in os.scandir(self._shard_dir):
-            if not entry.is_dir():
-                continue
-            if entry.name.endswith(".deleting"):
-                shutil.rmtree(entry.path)
-                continue
-            shard = Shard(Path(entry.path))
-            if shard.count == 0:
-                # Created by a rollover that never committed: it holds nothing.
-                shard.delete()
-                continue
-            shard.remove_orphan_segments()
-            shards.append(shard)
-        return sorted(shards, key=lambda shard: shard.min_id)
-
-    def _read_id_floor(self) -> int:
-        try:
-            return int((self.directory / _ID_FLOOR).read_text())
-        except FileNotFoundError:
-            return 0
-
     def _write_id_floor(self, value: int) -> None:
         fileops.write_atomically(self.directory / _ID_FLOOR, str(value).encode())
 
     def run_maintenance(self, now: int | None = None) -> int:
-        """Delete shards past the age or size limit (``now`` in ms); return how many were deleted."""
+        """Rebuild indexes found damaged, delete shards past the age or size limit (``now`` in
+        ms); return how many were deleted."""
         now = int(time.time() * 1000) if now is None else now
         cutoff = now - self.config.max_storage_time * 1000
         with self._rollover_lock:
             with self._lock:
                 shards = list(self._shards)
+            for position, shard in enumerate(shards):
+                if shard.index_damaged:
+                    shard.rebuild_index(shards[position + 1].first_id if position + 1 < len(shards) else None)
             doomed = [shard for shard in shards if shard.max_time < cutoff]
             kept = [shard for shard in shards if shard.max_time >= cutoff]
             total = sum(shard.size for shard in kept)
@@ -359,7 +384,8 @@ class ProvenanceRepository:
                 doomed.append(oldest)
             if not doomed:
                 return 0
-            # Keeps ids monotonic even when every shard has aged off.
+            # Keeps ids monotonic even when every shard has aged off; if it fails, nothing is
+            # deleted and the next run tries again.
             self._write_id_floor(self._stored_max_id)
             with self._lock:
                 self._shards = [shard for shard in self._shards if shard not in doomed]
@@ -500,6 +526,7 @@ class ProvenanceRepository:
             newest_event_time=max((shard.max_time for shard in shards), default=None),
             pending_journal_events=pending_events,
             max_event_id=max_event_id,
+            backlog_events=self.backlog.events,
         )
 
 
@@ -516,19 +543,23 @@ def describe_directory(directory: Path) -> list[str]:
     directory = Path(directory)
     shard_dir = directory / "shards"
     shards = sorted(p for p in shard_dir.iterdir() if p.is_dir()) if shard_dir.is_dir() else []
-    events = size = 0
+    events = size = unreadable = 0
     oldest = newest = None
     for path in shards:
         size += sum(f.stat().st_size for f in path.iterdir() if f.is_file())
         index = path / "index.db"
-        if not index.exists():
-            continue
         # Without a -wal file every commit is in the database itself and nobody writes it, so
         # it is opened immutable: a read-only open in WAL mode would create -wal and -shm files.
         wal_present = index.with_name(index.name + "-wal").exists()
         mode = "mode=ro" if wal_present else "mode=ro&immutable=1"
-        with closing(sqlite3.connect(f"file:{index}?{mode}", uri=True)) as conn:
-            meta = dict(conn.execute("SELECT key, value FROM meta"))
+        try:
+            if not index.stat().st_size:
+                raise sqlite3.DatabaseError("empty")
+            with closing(sqlite3.connect(f"file:{index}?{mode}", uri=True)) as conn:
+                meta = dict(conn.execute("SELECT key, value FROM meta"))
+        except (OSError, sqlite3.DatabaseError):
+            unreadable += 1
+            continue
         events += meta.get("count", 0)
         if meta.get("count"):
             oldest = meta["min_time"] if oldest is None else min(oldest, meta["min_time"])
@@ -539,6 +570,8 @@ def describe_directory(directory: Path) -> list[str]:
     if oldest is not None:
         lines.append(f"events from {_iso(oldest)} to {_iso(newest)}")
     lines.append(f"{len(journals)} journal set(s) awaiting rollover, {format_data_size(journal_bytes)}")
+    if unreadable:
+        lines.append(f"{unreadable} shard index(es) missing or unreadable: rebuilt from the segments at the next start")
     return lines
 
 

@@ -2,29 +2,33 @@
 
 Layout of ``shards/<first_event_time>-<first_event_id>/``:
 
-- ``<first_id>.seg`` — one segment per rollover: independent zstd-compressed blocks, each the
-  msgpack ``[ids, events]`` of up to ``BLOCK_EVENTS`` consecutive events (event bytes as made
-  by ``codec``), so reading one event decompresses one small block.
-- ``index.db`` — SQLite: ``blocks`` (where each block is), ``events`` (id, time, type and
-  component key, with an index per query form), ``terms`` (the keys of every uuid an event
-  names, of its filename and of its indexed attributes, for those queries and lineage) and
-  ``meta`` (bounds, counts, layout versions). Keys are 64-bit hashes (``codec.index_key``):
-  integer rows are small and cheap to insert, and readers check the events they find. An index
-  of an older layout is rebuilt from the segments when the shard is opened.
+- ``<first_id>.seg`` — one segment per rollover: checksummed blocks of events (see
+  ``segment``).
+- ``index.db`` — the SQLite index (see ``index``); its ``meta`` records the bounds, the
+  counts and the layout versions (``index``, ``segment``).
 
 Durability of an append: the segment is written and fsynced (and the directory), then one
 SQLite transaction adds the blocks and the index rows and commits with ``synchronous=FULL``
 in WAL mode, so after ``append`` returns the events survive a power loss and the journals
-that held them may be deleted. A crash before the commit leaves an unreferenced segment,
-which ``open`` deletes; a crash after it leaves the journals too, and the repository skips
-the ids the shard already has when it rolls them over again. Shards are deleted whole, never
-edited, so deletion needs no index update.
+that held them may be deleted. Shards are deleted whole, never edited, so deletion needs no
+index update.
+
+Opening checks the index: it must open, its meta and blocks must read, SQLite's
+``quick_check`` must pass, its counts and bounds must agree with its rows, and each block of a
+format-2 segment must be where its row says. An index that fails (or is missing, empty, or of
+an older layout) is kept in the quarantine and rebuilt from the segments. A segment that no
+index row references (a rollover interrupted between the segment and the commit, or an index
+that lost its last transactions) is indexed too, within the ids the shard may hold: it may
+keep the only copy of its events, and a rollover run again skips the ids already stored. A
+block that cannot be read is reported once and left out of every read; an index that fails
+while running is reported, left out of queries and rebuilt by ``rebuild_index``.
 """
 
 from __future__ import annotations
 
 import bisect
 import json
+import logging
 import os
 import shutil
 import sqlite3
@@ -34,126 +38,107 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 import msgpack
-import zstandard
 
 from engine import fileops
-from engine.provenance import codec
+from engine.damage import Damage, DamageLog, Quarantine
+from engine.provenance import codec, index, segment
 from engine.provenance.event import ProvenanceEvent
+from engine.provenance.frames import OVERHEAD, describe_ids
+from engine.provenance.segment import SEGMENT_VERSION, Block, BlockError
 
-__all__ = ["Shard", "BLOCK_EVENTS", "INDEX_VERSION"]
+__all__ = ["Shard", "remove_directory"]
 
-BLOCK_EVENTS = 256
-INDEX_VERSION = 2
-_INDEX = "index.db"
+log = logging.getLogger(__name__)
+
 _BLOCK_CACHE = 64
 _INDEX_CHUNK = 65536
-# The index statements read ?1, the concatenated records of codec.index_fragments each behind
-# its 20-character id: fixed-width fields sliced out of a blob cost a fraction of JSON parsing.
-# Offsets are 1-based: id 1, time 21, type 41, component 61, term count 81, terms from 89.
-_HEADER = 20 + codec.FRAGMENT_HEADER
-_INSERT_EVENTS = f"""
-WITH RECURSIVE r(o) AS (
-    SELECT 1
-    UNION ALL
-    SELECT o + {_HEADER} + 20 * CAST(substr(?1, o + 80, 8) AS INTEGER) FROM r
-    WHERE o + {_HEADER} + 20 * CAST(substr(?1, o + 80, 8) AS INTEGER) <= length(?1))
-INSERT INTO events
-SELECT CAST(substr(?1, o, 20) AS INTEGER), CAST(substr(?1, o + 20, 20) AS INTEGER),
-       rtrim(CAST(substr(?1, o + 40, 20) AS TEXT)), CAST(substr(?1, o + 60, 20) AS INTEGER)
-FROM r"""
-# One row per term: t walks the terms of an event (``left`` of them still to come), then steps
-# over the next record's header; every event has at least one term, its FlowFile's uuid. In
-# key order, the inserts walk the B-tree from one page to the next instead of at random.
-_INSERT_TERMS = f"""
-WITH RECURSIVE t(p, id, left) AS (
-    SELECT {_HEADER + 1}, CAST(substr(?1, 1, 20) AS INTEGER), CAST(substr(?1, 81, 8) AS INTEGER)
-    UNION ALL
-    SELECT CASE WHEN left > 1 THEN p + 20 ELSE p + 20 + {_HEADER} END,
-           CASE WHEN left > 1 THEN id ELSE CAST(substr(?1, p + 20, 20) AS INTEGER) END,
-           CASE WHEN left > 1 THEN left - 1 ELSE CAST(substr(?1, p + 100, 8) AS INTEGER) END
-    FROM t WHERE left > 1 OR p + 20 <= length(?1))
-INSERT OR IGNORE INTO terms SELECT CAST(substr(?1, p, 20) AS INTEGER), id FROM t ORDER BY 1, 2"""
-
-_SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID",
-    """CREATE TABLE IF NOT EXISTS blocks (
-        first_id INTEGER PRIMARY KEY, segment TEXT NOT NULL, offset INTEGER NOT NULL,
-        length INTEGER NOT NULL)""",
-    """CREATE TABLE IF NOT EXISTS events (
-        id INTEGER PRIMARY KEY, time INTEGER NOT NULL, type TEXT NOT NULL, component INTEGER NOT NULL)""",
-    "CREATE INDEX IF NOT EXISTS events_component ON events (component, time)",
-    "CREATE INDEX IF NOT EXISTS events_type ON events (type, time)",
-    "CREATE INDEX IF NOT EXISTS events_time ON events (time)",
-    """CREATE TABLE IF NOT EXISTS terms (
-        key INTEGER NOT NULL, event_id INTEGER NOT NULL, PRIMARY KEY (key, event_id)) WITHOUT ROWID""",
-)
-# The tables of index version 1, replaced when such a shard is opened.
-_LEGACY_TABLES = ("events", "links", "attrs")
-
-_local = threading.local()
+_INDEX_REMEDY = "Nothing to do: the index was rebuilt; the damaged copy is in the quarantine folder."
+_BLOCK_REMEDY = "Restore the segment from a backup to get the events back; the other events are unaffected."
+# Decoding a damaged event can fail in any of these ways.
+_DECODE_ERRORS = (ValueError, TypeError, IndexError, KeyError, msgpack.UnpackException)
 
 
-def _decompressor() -> zstandard.ZstdDecompressor:
-    decompressor = getattr(_local, "zstd", None)
-    if decompressor is None:
-        decompressor = _local.zstd = zstandard.ZstdDecompressor()
-    return decompressor
+def _segments(path: Path) -> list[str]:
+    names = [entry.name for entry in os.scandir(path) if entry.name.endswith(".seg") and entry.name[:-4].isdigit()]
+    return sorted(names, key=lambda name: int(name[:-4]))
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False, timeout=30.0)
-    conn.execute("PRAGMA journal_mode=WAL")
-    # FULL: a commit is the point after which the journals may be deleted.
-    conn.execute("PRAGMA synchronous=FULL")
-    conn.execute("PRAGMA cache_size=-65536")
-    return conn
+def remove_directory(path: Path) -> None:
+    """Delete a shard directory; renamed to ``*.deleting`` first, so a crash mid-way leaves no
+    half shard that ``open`` would take for a real one."""
+    doomed = path.with_name(path.name + ".deleting")
+    fileops.rename(path, doomed)
+    fileops.sync_directory(doomed.parent)
+    shutil.rmtree(doomed)
 
 
 class Shard:
-    """One shard directory; appends come from one thread at a time, reads from any."""
+    """One shard directory; appends come from one thread at a time, reads from any.
 
-    def __init__(self, path: Path) -> None:
+    Made by ``create`` (a new shard) or ``open`` (an existing one).
+    """
+
+    def __init__(self, path: Path, *, compression: str, indexed_attributes: Iterable[str],
+                 damage: DamageLog, quarantine: Quarantine) -> None:
         self.path = path
-        self._writer = _connect(path / _INDEX)
-        self._writer.execute(_SCHEMA[0])
+        self.damage = damage
+        self.quarantine = quarantine
         self._lock = threading.Lock()
         self._cache: OrderedDict[int, tuple[tuple[int, ...], tuple[bytes, ...]]] = OrderedDict()
+        self._reported: set[int] = set()  # blocks whose damage was recorded
+        self._unreadable: set[int] = set()
         self.deleted = False
-        meta = dict(self._writer.execute("SELECT key, value FROM meta"))
-        legacy = meta.get("count", 0) and meta.get("index", 1) < INDEX_VERSION
-        if not legacy:
-            for statement in _SCHEMA:
-                self._writer.execute(statement)
-        self.compression: str = meta.get("compression", "zstd")
-        self.indexed_attributes = frozenset(json.loads(meta.get("indexed_attributes", "[]")))
-        self.count: int = meta.get("count", 0)
-        self.min_id: int = meta.get("min_id", 0)
-        self.max_id: int = meta.get("max_id", 0)
-        self.min_time: int = meta.get("min_time", 0)
-        self.max_time: int = meta.get("max_time", 0)
-        rows = self._writer.execute("SELECT first_id, segment, offset, length FROM blocks ORDER BY first_id")
+        #: Set when the index failed while running: queries leave the shard out until rebuilt.
+        self.index_damaged = False
+        self.compression = compression
+        self.indexed_attributes = frozenset(indexed_attributes)
+        self.segment_version = SEGMENT_VERSION
+        self.count = self.min_id = self.max_id = self.min_time = self.max_time = 0
         self._block_ids: list[int] = []
         self._blocks: list[tuple[str, int, int]] = []
-        for first_id, segment, offset, length in rows:
-            self._block_ids.append(first_id)
-            self._blocks.append((segment, offset, length))
-        if legacy:
-            self._reindex()
-        self._reader = _connect(path / _INDEX)
-        self._index_bytes = self._index_size()
-        self.size = self._disk_size()
+        self._writer: sqlite3.Connection | None = None
+        self._reader: sqlite3.Connection | None = None
+        self._index_bytes = 0
+        self.size = 0
 
     @classmethod
     def create(
-        cls, parent: Path, first_time: int, first_id: int, *, compression: str,
-        indexed_attributes: Iterable[str],
+        cls, parent: Path, first_time: int, first_id: int, *, compression: str, indexed_attributes: Iterable[str],
+        damage: DamageLog, quarantine: Quarantine,
     ) -> Shard:
-        """Make a new, empty shard under ``parent``."""
+        """Make a new, empty shard under ``parent`` (or take over the one a failed rollover left)."""
         path = parent / f"{first_time}-{first_id}"
         fileops.make_directory(path, parents=False)
-        shard = cls(path)
-        shard.compression = compression
-        shard.indexed_attributes = frozenset(indexed_attributes)
+        shard = cls(path, compression=compression, indexed_attributes=indexed_attributes, damage=damage,
+                    quarantine=quarantine)
+        shard._writer = index.connect(path / index.INDEX)
+        try:
+            index.create(shard._writer)
+            shard._load()
+            shard._open_reader()
+        except BaseException:
+            shard.close()
+            raise
+        return shard
+
+    @classmethod
+    def open(
+        cls, path: Path, *, below: int | None, compression: str, indexed_attributes: Iterable[str],
+        damage: DamageLog, quarantine: Quarantine,
+    ) -> Shard | None:
+        """Open an existing shard, checking and if need be rebuilding its index; None when it
+        holds no segment (the caller deletes it). ``below`` is the first id of the next shard:
+        the ids this one may hold stop there."""
+        if not _segments(path):
+            return None
+        shard = cls(path, compression=compression, indexed_attributes=indexed_attributes, damage=damage,
+                    quarantine=quarantine)
+        problem = shard._check_index()
+        if problem is not None:
+            shard._rebuild(problem, below)
+        else:
+            shard._index_orphans(below)
+        shard._open_reader()
         return shard
 
     @property
@@ -161,26 +146,253 @@ class Shard:
         """The directory name, ``<first_event_time>-<first_event_id>``."""
         return self.path.name
 
-    def remove_orphan_segments(self) -> None:
-        """Delete segments no committed block points at (left by a crash mid-rollover)."""
-        referenced = {segment for segment, _, _ in self._blocks}
-        for entry in os.scandir(self.path):
-            if entry.name.endswith(".seg") and entry.name not in referenced:
-                fileops.unlink(entry.path)
+    @property
+    def first_id(self) -> int:
+        """The first id this shard may hold (from its name)."""
+        return int(self.name.rsplit("-", 1)[1])
+
+    # -- the index: checking, loading, rebuilding ------------------------------------------------
+
+    def _check_index(self) -> str | None:
+        """Open the index; None when it can be used, else what is wrong with it ("" for an older layout)."""
+        db = self.path / index.INDEX
+        try:
+            if db.stat().st_size == 0:
+                return "the index is empty"
+        except FileNotFoundError:
+            return "the index is missing"
+        try:
+            self._writer = index.connect(db)
+            check = [row[0] for row in self._writer.execute("PRAGMA quick_check")]
+            if check != ["ok"]:
+                return f"SQLite's quick_check fails: {'; '.join(check[:3])}"
+            if not self._load():
+                return ""
+            return self._verify()
+        except (sqlite3.DatabaseError, ValueError, TypeError) as error:
+            return f"the index cannot be read: {error}"
+
+    def _load(self) -> bool:
+        """Read the meta and the blocks into memory; False for an index of an older layout."""
+        meta = dict(self._writer.execute("SELECT key, value FROM meta"))
+        if meta.get("count", 0) and meta.get("index", 1) < index.INDEX_VERSION:
+            return False
+        self.compression = meta.get("compression", self.compression)
+        if "indexed_attributes" in meta:
+            self.indexed_attributes = frozenset(json.loads(meta["indexed_attributes"]))
+        self.segment_version = meta.get("segment", 1 if meta.get("count") else SEGMENT_VERSION)
+        if self.segment_version not in (1, SEGMENT_VERSION) or self.compression not in ("zstd", "none"):
+            raise ValueError(f"unknown segment format {self.segment_version!r} or compression {self.compression!r}")
+        self.count = meta.get("count", 0)
+        self.min_id, self.max_id = meta.get("min_id", 0), meta.get("max_id", 0)
+        self.min_time, self.max_time = meta.get("min_time", 0), meta.get("max_time", 0)
+        rows = self._writer.execute("SELECT first_id, segment, offset, length FROM blocks ORDER BY first_id")
+        block_ids, blocks = [], []
+        for first_id, name, offset, length in rows:
+            block_ids.append(first_id)
+            blocks.append((name, offset, length))
+        with self._lock:
+            self._block_ids, self._blocks = block_ids, blocks
+            self._cache.clear()
+        return True
+
+    def _verify(self) -> str | None:
+        """What makes the loaded index disagree with its rows or the segments, or None."""
+        count, min_id, max_id, min_time, max_time = self._writer.execute(
+            "SELECT count(*), min(id), max(id), min(time), max(time) FROM events").fetchone()
+        if (count, min_id or 0, max_id or 0) != (self.count, self.min_id, self.max_id):
+            return f"its meta (count {self.count}, ids {self.min_id}–{self.max_id}) disagrees with its rows"
+        if count and (min_time, max_time) != (self.min_time, self.max_time):
+            return "its meta disagrees with its rows on the time span"
+        if count and (not self._block_ids or self._block_ids[0] > self.min_id):
+            return "its blocks do not start at its first event"
+        if self.segment_version < SEGMENT_VERSION:
+            return None
+        rows: dict[str, list[tuple[int, int, int]]] = {}
+        for first_id, (name, offset, length) in zip(self._block_ids, self._blocks):
+            rows.setdefault(name, []).append((offset, length, first_id))
+        try:
+            for name, blocks in rows.items():
+                if not self._blocks_agree(name, sorted(blocks)):
+                    return f"its blocks of segment {name} are not where it says"
+        except OSError as error:
+            return f"a segment it names cannot be read: {error}"
+        return None
+
+    def _blocks_agree(self, name: str, blocks: list[tuple[int, int, int]]) -> bool:
+        """Whether the index rows of a format-2 segment can be right. Rows are written back to
+        back, so rows that are not are wrong; rows that are may still differ from the file when
+        the segment is damaged, which reads report: the index is wrong only where the segment
+        holds an intact frame other than the one the row names."""
+        expected = len(segment.MAGIC)
+        for offset, length, _ in blocks:
+            if offset != expected:
+                return False
+            expected = offset + OVERHEAD + length
+        chain = segment.frame_chain(self.path / name)
+        for offset, length, first_id in blocks:
+            found = chain.get(offset)
+            if found is not None and found != (length, first_id) and segment.frame_checks_out(self.path / name, offset):
+                return False
+        return True
+
+    def _rebuild(self, problem: str, below: int | None) -> None:
+        """Index the segments afresh: ``problem`` says why ("" for an index of an older layout)."""
+        self._close_connections()
+        db = self.path / index.INDEX
+        kept = ""
+        if problem:
+            try:
+                for name in index.INDEX_FILES:
+                    if (self.path / name).exists():
+                        self.quarantine.copy(self.path / name)
+            except OSError as error:
+                kept = f"; the damaged index could not be kept in the quarantine ({error})"
+        for name in index.INDEX_FILES:
+            fileops.unlink(self.path / name, missing_ok=True)
+        self.count = self.min_id = self.max_id = self.min_time = self.max_time = 0
+        self.segment_version = SEGMENT_VERSION
+        self._writer = index.connect(db)
+        index.create(self._writer)
+        names = _segments(self.path)
+        indexed, unreadable, unknown = self._index_segments(names, self.first_id, below)
+        self._load()
+        summary = f"{indexed} event(s) re-indexed from {len(names)} segment(s), {unreadable} unreadable"
+        if unknown:
+            summary += f" and {unknown} damaged place(s) of unknown size"
+        if problem:
+            self.damage.record(Damage("provenance index", str(db), None, problem,
+                                      f"rebuilt: {summary}{kept}", _INDEX_REMEDY))
+        else:
+            log.info("provenance: rebuilt the index of shard %s in the current layout: %s", self.name, summary)
+
+    def _index_orphans(self, below: int | None) -> None:
+        referenced = {name for name, _, _ in self._blocks}
+        orphans = [name for name in _segments(self.path) if name not in referenced]
+        if orphans:
+            try:
+                indexed, _, _ = self._index_segments(orphans, max(self.first_id, self.max_id + 1), below)
+            except (OSError, sqlite3.OperationalError) as error:
+                # Left for the next start; a rollover run again from the journals rewrites them.
+                log.warning("provenance: shard %s: cannot index segment(s) %s now: %s", self.name,
+                            ", ".join(orphans), error)
+                return
+            self._load()
+            log.info("provenance: shard %s: indexed %d event(s) of segment(s) %s that no index row referenced "
+                     "(left by an interrupted rollover)", self.name, indexed, ", ".join(orphans))
+
+    def _index_segments(self, names: Sequence[str], low: int, below: int | None) -> tuple[int, int, int]:
+        """Index every readable block of ``names`` whose ids lie in ``[low, below)`` and follow the
+        ids already indexed, in one transaction; returns (events indexed, events unreadable,
+        damaged places of unknown size). The caller reloads the shard's state."""
+        conn = self._writer
+        indexed = unreadable = unknown = 0
+        count, min_id, min_time, max_time = self.count, self.min_id, self.min_time, self.max_time
+        last = low - 1
+        framed_only = self.segment_version >= SEGMENT_VERSION
+        conn.execute("BEGIN")
+        try:
+            for name in names:
+                path = self.path / name
+                with open(path, "rb") as handle:
+                    framed_only = framed_only and segment.is_framed(handle.read(len(segment.MAGIC)))
+                for item in segment.walk(path):
+                    if not isinstance(item, Block):
+                        self._report(path, item.offset, item.found, item.ids)
+                        if item.ids is None:
+                            unknown += 1
+                        else:
+                            unreadable += len(item.ids)
+                        continue
+                    ids = item.ids
+                    if ids[0] <= last or (below is not None and ids[-1] >= below):
+                        continue
+                    events, lost = self._decode_block(path, item)
+                    unreadable += len(lost)
+                    if not events:
+                        continue
+                    conn.execute("INSERT INTO blocks VALUES (?, ?, ?, ?)", (ids[0], name, item.offset, item.length))
+                    fragments = codec.index_fragments(events, self.indexed_attributes)
+                    index.insert(conn, [e.event_id for e in events], fragments)
+                    times = [e.event_time for e in events]
+                    if not count:
+                        min_id, min_time, max_time = events[0].event_id, times[0], times[0]
+                    min_time, max_time = min(min_time, *times), max(max_time, *times)
+                    count += len(events)
+                    indexed += len(events)
+                    last = ids[-1]
+            meta = {
+                "version": codec.FORMAT_VERSION, "index": index.INDEX_VERSION,
+                "segment": SEGMENT_VERSION if framed_only else 1, "compression": self.compression,
+                "indexed_attributes": json.dumps(sorted(self.indexed_attributes)),
+            }
+            if count:
+                meta.update(count=count, min_id=min_id, max_id=max(last, self.max_id), min_time=min_time,
+                            max_time=max_time)
+            conn.execute("INSERT OR REPLACE INTO meta SELECT key, value FROM json_each(?)", (json.dumps(meta),))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return indexed, unreadable, unknown
+
+    def _decode_block(self, path: Path, block: Block) -> tuple[list[ProvenanceEvent], list[int]]:
+        events, lost = [], []
+        for event_id, blob in zip(block.ids, block.events):
+            try:
+                events.append(codec.event_from_wire(codec.decode_wire(blob), event_id))
+            except _DECODE_ERRORS:
+                lost.append(event_id)
+        if lost:
+            self._report(path, block.offset, "events that do not decode", lost)
+        return events, lost
+
+    def _report(self, path: Path, offset: int, found: str, ids: Iterable[int] | None) -> None:
+        lost = f"events {describe_ids(ids)}" if ids is not None else "an unknown number of events"
+        self.damage.record(Damage(
+            "provenance block", str(path), offset, found,
+            f"{lost} cannot be read; queries, lineage and content lookups leave them out", _BLOCK_REMEDY,
+        ))
+
+    def rebuild_index(self, below: int | None) -> None:
+        """Rebuild an index found damaged while running (call with no append under way)."""
+        with self._lock:
+            self.index_damaged = True
+        self._rebuild("the index failed while running", below)
+        self._open_reader()
+        with self._lock:
+            self.index_damaged = False
+
+    def _open_reader(self) -> None:
+        reader = index.connect(self.path / index.INDEX)
+        with self._lock:
+            self._reader = reader
+        self._index_bytes = self._index_size()
         self.size = self._disk_size()
+
+    def _close_connections(self) -> None:
+        with self._lock:
+            for conn in (self._reader, self._writer):
+                if conn is not None:
+                    conn.close()
+            self._reader = self._writer = None
+
+    # -- appends ---------------------------------------------------------------------------------
 
     def append(
         self, ids: Sequence[int], blobs: Sequence[bytes], fragments: Sequence[str], min_time: int, max_time: int
     ) -> None:
         """Store and index events: ascending ``ids``, their stored bytes and index fragments."""
-        segment = f"{ids[0]}.seg"
-        block_rows = self._write_segment(segment, ids, blobs)
+        name = f"{ids[0]}.seg"
+        rows = segment.write(self.path / name, ids, blobs, self.compression)
+        fileops.sync_directory(self.path)
         first = self.count == 0
         if not first:
             min_time, max_time = min(min_time, self.min_time), max(max_time, self.max_time)
         meta = {
             "version": codec.FORMAT_VERSION,
-            "index": INDEX_VERSION,
+            "index": index.INDEX_VERSION,
+            "segment": SEGMENT_VERSION,
             "compression": self.compression,
             "indexed_attributes": json.dumps(sorted(self.indexed_attributes)),
             "count": self.count + len(ids),
@@ -189,85 +401,36 @@ class Shard:
             "min_time": min_time,
             "max_time": max_time,
         }
+        block_rows = [(first_id, name, offset, length) for first_id, offset, length in rows]
         conn = self._writer
-        conn.execute("BEGIN")
         try:
-            conn.execute("INSERT INTO blocks SELECT value->>0, value->>1, value->>2, value->>3 FROM json_each(?)",
-                         (json.dumps(block_rows),))
-            for start in range(0, len(ids), _INDEX_CHUNK):
-                self._index(ids[start : start + _INDEX_CHUNK], fragments[start : start + _INDEX_CHUNK])
-            conn.execute("INSERT OR REPLACE INTO meta SELECT key, value FROM json_each(?)", (json.dumps(meta),))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
+            conn.execute("BEGIN")
+            try:
+                conn.execute("INSERT INTO blocks SELECT value->>0, value->>1, value->>2, value->>3 FROM json_each(?)",
+                             (json.dumps(block_rows),))
+                for start in range(0, len(ids), _INDEX_CHUNK):
+                    index.insert(conn, ids[start : start + _INDEX_CHUNK], fragments[start : start + _INDEX_CHUNK])
+                conn.execute("INSERT OR REPLACE INTO meta SELECT key, value FROM json_each(?)", (json.dumps(meta),))
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        except sqlite3.DatabaseError as error:
+            if index.is_damage(error):
+                self._index_failed(error)
             raise
         with self._lock:
-            for first_id, seg, offset, length in block_rows:
+            for first_id, _, offset, length in block_rows:
                 self._block_ids.append(first_id)
-                self._blocks.append((seg, offset, length))
+                self._blocks.append((name, offset, length))
             self.count = meta["count"]
             self.min_id, self.max_id = meta["min_id"], meta["max_id"]
             self.min_time, self.max_time = min_time, max_time
         # Three stats instead of one per file of the shard: see the journal set for why.
         index_bytes = self._index_size()
         _, _, offset, length = block_rows[-1]
-        self.size += offset + length + index_bytes - self._index_bytes
+        self.size += offset + OVERHEAD + length + index_bytes - self._index_bytes
         self._index_bytes = index_bytes
-
-    def _index(self, ids: Sequence[int], fragments: Sequence[str]) -> None:
-        # One statement per table: executemany would release and retake the GIL for every row
-        # and crawl while writer threads hold it.
-        records = "".join([f"{event_id:20d}{fragment}" for event_id, fragment in zip(ids, fragments)]).encode()
-        self._writer.execute(_INSERT_EVENTS, (records,))
-        self._writer.execute(_INSERT_TERMS, (records,))
-
-    def _reindex(self) -> None:
-        """Rebuild an index of an older layout from the segments, in one transaction."""
-        conn = self._writer
-        conn.execute("BEGIN")
-        try:
-            for table in _LEGACY_TABLES:
-                conn.execute(f"DROP TABLE IF EXISTS {table}")
-            for statement in _SCHEMA:
-                conn.execute(statement)
-            for first_id in self._block_ids:
-                block_ids, blobs = self._block(first_id)
-                events = [codec.event_from_wire(codec.decode_wire(blob), i) for i, blob in zip(block_ids, blobs)]
-                self._index(block_ids, codec.index_fragments(events, self.indexed_attributes))
-            conn.execute("INSERT OR REPLACE INTO meta VALUES ('index', ?)", (INDEX_VERSION,))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        self._cache.clear()
-
-    def _write_segment(
-        self, segment: str, ids: Sequence[int], blobs: Sequence[bytes]
-    ) -> list[tuple[int, str, int, int]]:
-        starts = range(0, len(ids), BLOCK_EVENTS)
-        chunks = [
-            msgpack.packb([ids[start : start + BLOCK_EVENTS], blobs[start : start + BLOCK_EVENTS]], use_bin_type=True)
-            for start in starts
-        ]
-        if self.compression == "zstd":
-            # One call for every block: the GIL is released and retaken once, not once per block,
-            # which matters when it has to be won back from busy writer threads.
-            compressed = zstandard.ZstdCompressor(level=1).multi_compress_to_buffer(chunks)
-            chunks = [segment_bytes.tobytes() for segment_bytes in compressed]
-        rows = []
-        offset = 0
-        for start, data in zip(starts, chunks):
-            rows.append((ids[start], segment, offset, len(data)))
-            offset += len(data)
-        path = self.path / segment
-        fd = fileops.open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-        try:
-            fileops.write_all(fd, b"".join(chunks), path)
-            fileops.sync(fd, path)
-        finally:
-            fileops.close(fd)
-        fileops.sync_directory(self.path)
-        return rows
 
     def select_ids(self, where: Sequence[str], params: Sequence[Any], before: int | None, limit: int) -> list[int]:
         """Ids of events matching every SQL condition in ``where``, newest first."""
@@ -288,50 +451,90 @@ class Shard:
         return [row[0] for row in self._query("SELECT event_id FROM terms WHERE key = ?", (key,))]
 
     def read_events(self, ids: Iterable[int]) -> dict[int, ProvenanceEvent]:
-        """The events with ``ids`` held by this shard (absent ids are left out)."""
+        """The events with ``ids`` held by this shard (absent and unreadable ids are left out)."""
         found: dict[int, ProvenanceEvent] = {}
         for event_id in ids:
             block = self._block(event_id)
             if block is None:
                 continue
             block_ids, blobs = block
-            index = bisect.bisect_left(block_ids, event_id)
-            if index < len(block_ids) and block_ids[index] == event_id:
-                found[event_id] = codec.event_from_wire(codec.decode_wire(blobs[index]), event_id)
+            at = bisect.bisect_left(block_ids, event_id)
+            if at < len(block_ids) and block_ids[at] == event_id:
+                try:
+                    found[event_id] = codec.event_from_wire(codec.decode_wire(blobs[at]), event_id)
+                except _DECODE_ERRORS:
+                    self._block_damaged(block_ids[0], f"event {event_id} does not decode", [event_id])
         return found
 
     def _block(self, event_id: int) -> tuple[tuple[int, ...], tuple[bytes, ...]] | None:
+        """The ids and event bytes of the block that would hold ``event_id``."""
         with self._lock:
-            index = bisect.bisect_right(self._block_ids, event_id) - 1
-            if index < 0 or self.deleted:
+            position = bisect.bisect_right(self._block_ids, event_id) - 1
+            if position < 0 or self.deleted:
                 return None
-            first_id = self._block_ids[index]
+            first_id = self._block_ids[position]
+            if first_id in self._unreadable:
+                return None
             cached = self._cache.get(first_id)
             if cached is not None:
                 self._cache.move_to_end(first_id)
                 return cached
-            segment, offset, length = self._blocks[index]
-        with open(self.path / segment, "rb") as handle:
-            handle.seek(offset)
-            data = handle.read(length)
-        if self.compression == "zstd":
-            data = _decompressor().decompress(data)
-        block_ids, blobs = msgpack.unpackb(data, use_list=False)
+            name, offset, length = self._blocks[position]
+        framed = self.segment_version >= SEGMENT_VERSION
+        try:
+            block_ids, blobs = segment.read_block(self.path / name, offset, length, first_id, framed)
+        except BlockError as error:
+            with self._lock:
+                self._unreadable.add(first_id)
+            self._block_damaged(first_id, str(error), None)
+            return None
         with self._lock:
             self._cache[first_id] = (block_ids, blobs)
             if len(self._cache) > _BLOCK_CACHE:
                 self._cache.popitem(last=False)
         return block_ids, blobs
 
+    def _block_damaged(self, first_id: int, found: str, ids: list[int] | None) -> None:
+        """Record the damage of a block once; ``ids`` None for the whole block."""
+        with self._lock:
+            position = bisect.bisect_left(self._block_ids, first_id)
+            if first_id in self._reported or position == len(self._block_ids):
+                return
+            self._reported.add(first_id)
+            name, offset, _ = self._blocks[position]
+            end = self._block_ids[position + 1] if position + 1 < len(self._block_ids) else self.max_id + 1
+        if ids is None:
+            ids = [row[0] for row in self._query("SELECT id FROM events WHERE id >= ? AND id < ? ORDER BY id",
+                                                 (first_id, end))] or list(range(first_id, end))
+        self._report(self.path / name, offset, found, ids)
+
     def _query(self, sql: str, params: Sequence[Any]) -> list[Any]:
         with self._lock:
-            if self.deleted:
+            if self.deleted or self.index_damaged:
                 return []
-            return self._reader.execute(sql, params).fetchall()
+            try:
+                return self._reader.execute(sql, params).fetchall()
+            except sqlite3.DatabaseError as error:
+                if not index.is_damage(error):
+                    raise
+                failure = error
+        self._index_failed(failure)
+        return []
+
+    def _index_failed(self, error: sqlite3.DatabaseError) -> None:
+        with self._lock:
+            if self.index_damaged:
+                return
+            self.index_damaged = True
+        self.damage.record(Damage(
+            "provenance index", str(self.path / index.INDEX), None, f"the index failed while running: {error}",
+            "queries and lineage leave this shard's events out, and new events go to a new shard, until the "
+            "index is rebuilt from the segments at the next maintenance run",
+        ))
 
     def _index_size(self) -> int:
         total = 0
-        for name in (_INDEX, f"{_INDEX}-wal", f"{_INDEX}-shm"):
+        for name in index.INDEX_FILES:
             try:
                 total += os.stat(self.path / name).st_size
             except FileNotFoundError:
@@ -343,22 +546,12 @@ class Shard:
 
     def close(self) -> None:
         """Close the index connections."""
-        with self._lock:
-            self._reader.close()
-            self._writer.close()
+        self._close_connections()
 
     def delete(self) -> None:
-        """Remove the shard from disk; later reads see it empty.
-
-        The directory is first renamed to ``*.deleting`` so a crash mid-way leaves no half shard
-        that ``open`` would take for a real one.
-        """
+        """Remove the shard from disk; later reads see it empty."""
         with self._lock:
             self.deleted = True
-            self._reader.close()
-            self._writer.close()
             self._cache.clear()
-        doomed = self.path.with_name(self.path.name + ".deleting")
-        fileops.rename(self.path, doomed)
-        fileops.sync_directory(doomed.parent)
-        shutil.rmtree(doomed)
+        self._close_connections()
+        remove_directory(self.path)

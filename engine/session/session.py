@@ -6,15 +6,19 @@ Commit order (each step only after the previous one succeeded):
    auto-terminated one, or removal) and clone for each extra connection of a relationship;
 2. sync the content written in the session (``always`` and ``grouped`` policies), so that the
    log never names content that could be lost;
-3. register the provenance events;
-4. write one FlowFile-repository transaction holding every change;
+3. write one FlowFile-repository transaction holding every change;
+4. register the provenance events, so that events exist only for what was committed;
 5. hand the FlowFiles to their destination queues;
 6. acknowledge the FlowFiles taken from the incoming queues;
 7. run the callbacks registered with ``on_commit`` (a source deletes the files it picked up,
    a lister saves its state): what they do happens at least once, never before the commit.
 
-A failure before step 4 completes rolls the session back; after a crash the transaction is
-either wholly in the FlowFile repository or wholly absent from it.
+A failure before step 3 completes rolls the session back and registers no event but the
+forced ones (a SEND: what left cannot be un-sent); after a crash the transaction is either
+wholly in the FlowFile repository or wholly absent from it (a crash between steps 3 and 4
+loses the session's events rather than record events for a change never committed). From
+step 4 on the commit stands: a provenance write the disk refuses waits in the repository's
+backlog, and any other failure to register is logged, not raised.
 
 A session belongs to one task at a time. ``terminate`` may come from another thread (an
 operator ending a stuck task) and never waits: it rolls the session back at once, or, when a
@@ -352,10 +356,6 @@ class ProcessSession(SessionContent, SessionEvents):
                     storage.content.sync(written)
             if self._terminated:
                 raise self._terminated_error()
-            events = self._forced + plan.events + plan.drop_events
-            if events:
-                storage.provenance.register_events(events)
-                self._forced = []
             if plan.wal:
                 storage.flowfiles.update(plan.wal)
         except BaseException:
@@ -364,6 +364,14 @@ class ProcessSession(SessionContent, SessionEvents):
                     storage.claims.decrement(clone.owned_claim.resource_claim)
             self.rollback()
             raise
+        events = self._forced + plan.events + plan.drop_events
+        self._forced = []
+        if events:
+            try:
+                storage.provenance.register_events(events)
+            except Exception:
+                log.exception("the %d provenance event(s) of a committed session of %s %s could not be recorded",
+                              len(events), self.component.component_type, self.component.identifier)
         counts = self._counts
         for queue, flowfiles in plan.enqueue.items():
             queue.put_all(flowfiles)

@@ -16,6 +16,7 @@ def test_from_mapping_parses_nifi_strings() -> None:
             "indexed-attributes": "tenant, mime.type",
             "always-sync": "true",
             "journal-count": "8",
+            "max-backlog-events": "5000",
         }
     )
     assert config.rollover_time == 30.0
@@ -26,6 +27,7 @@ def test_from_mapping_parses_nifi_strings() -> None:
     assert config.indexed_attributes == ("tenant", "mime.type")
     assert config.always_sync is True
     assert config.journal_count == 8
+    assert config.max_backlog_events == 5000
 
 
 @pytest.mark.parametrize(

@@ -278,7 +278,7 @@ def test_version_1_journal_is_rolled_over_with_fresh_index_fragments(
     registered = repo.register_events([make_event(uuid=f"old-{i}", filename=f"f{i}") for i in range(5)])
     simulate_crash(repo)
     [journal] = [p for p in (tmp_path / "journals").glob("*.journal.*") if p.stat().st_size > len(MAGIC)]
-    [frame] = read_journal(journal)
+    [frame] = read_journal(journal).frames
     payload = msgpack.packb([list(frame.events), ["[]"] * 5, frame.min_time, frame.max_time], use_bin_type=True)
     journal.write_bytes(b"FSPJRN1\n" + encode_frame(frame.first_id, 5, payload))
     with ProvenanceRepository(tmp_path, config) as reopened:
