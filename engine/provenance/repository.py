@@ -165,7 +165,9 @@ class ProvenanceRepository:
     def close(self) -> None:
         """Stop the background thread, roll the journals over, release files.
 
-        Events still held in memory that cannot be stored now are reported as dropped.
+        Events still held in memory that cannot be stored now are reported as dropped. A final
+        rollover that fails (a full disk) is raised once every file is released: the journals
+        are kept and rolled over at the next start.
         """
         if not self._opened:
             return
@@ -183,12 +185,12 @@ class ProvenanceRepository:
             else:
                 for path in generation.paths:
                     fileops.unlink(path, missing_ok=True)
+        failure: Exception | None = None
         with self._rollover_lock:
             try:
                 self._merge_unmerged()
-            except Exception:
-                log.exception("provenance: could not roll the journals over at close; the journals are kept "
-                              "for the next start")
+            except Exception as error:
+                failure = error
                 self.backlog.drop((frame for rolled in self._unmerged for frame in rolled.held),
                                   "the repository closed before the disk accepted them")
             self._unmerged = []
@@ -198,6 +200,8 @@ class ProvenanceRepository:
                 shard.close()
             self._shards = []
         self._opened = False
+        if failure is not None:
+            raise failure
 
     def __enter__(self) -> ProvenanceRepository:
         if not self._opened:

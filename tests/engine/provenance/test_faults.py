@@ -77,7 +77,8 @@ def test_held_events_the_closing_repository_cannot_store_are_reported(tmp_path: 
     repo = ProvenanceRepository(tmp_path, CONFIG, damage=damage).open()
     with FaultPlan(fail_at=1, persistent=True).installed():
         repo.register_events(batch("a"))
-        repo.close()
+        with pytest.raises(OSError):
+            repo.close()
     [entry] = damage.entries()
     assert "5 event(s) dropped: ids 1–5" in entry.effect and "closed before the disk accepted them" in entry.found
 
@@ -133,10 +134,18 @@ def workload(directory: Path, plan: FaultPlan) -> list[ProvenanceEvent]:
         registered += repo.register_events(batch("d"))
         if plan.persistent:
             plan.heal()  # a disk that stays full until here
-        repo.close()
-        with ProvenanceRepository(directory, CONFIG) as repo:
-            registered += repo.register_events(batch("e"))
+        close(repo)
+        repo = ProvenanceRepository(directory, CONFIG).open()
+        registered += repo.register_events(batch("e"))
+        close(repo)
     return registered
+
+
+def close(repo: ProvenanceRepository) -> None:
+    try:
+        repo.close()
+    except OSError:
+        pass  # a final rollover that failed: its journals are rolled over at the next open
 
 
 def test_every_failure_point_of_register_rollover_and_reopen(tmp_path: Path) -> None:
