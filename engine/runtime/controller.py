@@ -15,7 +15,6 @@ and call ``on_change`` so the caller can persist it.
 from __future__ import annotations
 
 import logging
-import shutil
 import threading
 import time
 from typing import Callable
@@ -48,18 +47,14 @@ from engine.runtime.processor_node import ProcessorNode
 from engine.runtime.scheduler import Scheduler
 from engine.runtime.service_node import ServiceNode
 from engine.runtime.state import LocalStateProvider
+from engine.runtime.flow_status import flow_status, group_status, status_line
 from engine.runtime.status import (
-    ConnectionStatus,
     FlowStatus,
-    NodeStatus,
-    PortStatus,
     ProcessGroupStatus,
-    ProcessorStatus,
-    ServiceStatus,
 )
 from engine.session import DamagedContentPolicy, ProcessSession, SessionComponent
 from engine.storage import NodeStorage
-from engine.units import format_data_size, parse_data_size, parse_duration
+from engine.units import parse_data_size, parse_duration
 
 __all__ = ["FlowController", "UnknownComponentError"]
 
@@ -124,7 +119,7 @@ class FlowController:
         self.groups: dict[str, ProcessGroupConfig] = {}
         self._parents: dict[str, str | None] = {}
         self.on_change: Callable[[], None] | None = None
-        self._started_at = time.time()
+        self.started_at = time.time()
         self._stop = threading.Event()
         self._maintenance: threading.Thread | None = None
         self._last_status_log = time.monotonic()
@@ -552,116 +547,17 @@ class FlowController:
 
     def status(self) -> FlowStatus:
         """The status of every component, of every group and of the node."""
-        processors = [self._processor_status(node) for node in self.processors.values()]
-        connections = [self._connection_status(c) for c in self.connections.values()]
-        ports = [PortStatus(n.identifier, n.name, n.kind, n.group_id, n.run_status(), n.active_thread_count,
-                            n.stats.window().as_dict()) for n in [*self.funnels.values(), *self.ports.values()]]
-        services = [ServiceStatus(s.identifier, s.name, s.type_name, s.group_id, s.state,
-                                  [str(p) for p in s.validate()]) for s in self.services.values()]
-        root = self._group_status(self.flow.root, processors, connections) if self.flow else ProcessGroupStatus("", "")
-        queued = sum(c.queued_count for c in connections)
-        node = NodeStatus(
-            uptime_seconds=time.time() - self._started_at,
-            active_threads=sum(n.active_thread_count for n in self.connectables()),
-            max_timer_driven_threads=self.scheduler.max_threads,
-            queued_count=queued + sum(len(q) for q in self.orphans.values()),
-            queued_bytes=sum(c.queued_bytes for c in connections) + sum(q.size().bytes for q in self.orphans.values()),
-            swapped_count=sum(c.swapped_count for c in connections),
-            is_clustered=self.runtime.role.is_clustered,
-            is_primary=self.runtime.role.is_primary,
-            orphaned_queues={queue_id: len(queue) for queue_id, queue in self.orphans.items()},
-            repositories=self._repository_figures(),
-            disk_space=self.disk_space.status() if self.disk_space is not None else {},
-        )
-        bulletins = [b.as_dict() for b in self.bulletins.recent()]
-        return FlowStatus(node, root, processors, connections, ports, services, bulletins)
-
-    def _processor_status(self, node: ProcessorNode) -> ProcessorStatus:
-        problems = node.validate() if node.state is not ScheduledState.RUNNING else []
-        status = node.run_status() if node.state is ScheduledState.RUNNING else (
-            "Disabled" if node.state is ScheduledState.DISABLED else ("Invalid" if problems else "Stopped"))
-        return ProcessorStatus(node.identifier, node.name, node.component_type, node.group_id, status,
-                               [str(p) for p in problems], node.active_thread_count,
-                               "PRIMARY" if node.primary_only else "ALL", node.stats.window().as_dict(),
-                               node.stats.totals.as_dict())
-
-    @staticmethod
-    def _connection_status(connection: Connection) -> ConnectionStatus:
-        size = connection.queue.size()
-        settings = connection.queue.settings
-        return ConnectionStatus(
-            connection.identifier, connection.name, connection.group_id, connection.source.identifier,
-            connection.source.name, connection.destination.identifier, connection.destination.name,
-            size.count, size.bytes, size.swapped_count, size.swapped_bytes, size.swap_files,
-            size.unacknowledged_count, size.unacknowledged_bytes, settings.back_pressure_object_threshold,
-            settings.back_pressure_data_size_threshold, connection.queue.is_full(),
-        )
-
-    def _group_status(self, group: ProcessGroupConfig, processors: list[ProcessorStatus],
-                      connections: list[ConnectionStatus]) -> ProcessGroupStatus:
-        status = ProcessGroupStatus(group.identifier, group.name)
-        for processor in processors:
-            if processor.group_id != group.identifier:
-                continue
-            status.active_threads += processor.active_threads
-            counter = {"Running": "running", "Stopping": "running", "Stopped": "stopped", "Invalid": "invalid",
-                       "Disabled": "disabled"}[processor.run_status]
-            setattr(status, counter, getattr(status, counter) + 1)
-            for name in ("flowfiles_in", "bytes_in", "flowfiles_out", "bytes_out", "bytes_read", "bytes_written"):
-                setattr(status, name, getattr(status, name) + processor.window[name])
-        for connection in connections:
-            if connection.group_id == group.identifier:
-                status.queued_count += connection.queued_count
-                status.queued_bytes += connection.queued_bytes
-        for child in group.process_groups:
-            child_status = self._group_status(child, processors, connections)
-            status.groups.append(child_status)
-            for name in ("queued_count", "queued_bytes", "active_threads", "running", "stopped", "invalid", "disabled",
-                         "flowfiles_in", "bytes_in", "flowfiles_out", "bytes_out", "bytes_read", "bytes_written"):
-                setattr(status, name, getattr(status, name) + getattr(child_status, name))
-        return status
+        return flow_status(self)
 
     def group_status(self, group_id: str) -> ProcessGroupStatus:
         """The status of one process group (its subgroups included)."""
         if group_id not in self.groups:
             raise UnknownComponentError(f"no process group has identifier {group_id!r}")
-        processors = [self._processor_status(node) for node in self.processors.values()]
-        connections = [self._connection_status(c) for c in self.connections.values()]
-        return self._group_status(self.groups[group_id], processors, connections)
-
-    def _repository_figures(self) -> dict[str, object]:
-        provenance = self.storage.provenance.stats()
-        containers = {}
-        for name, path in self.storage.content.containers.items():
-            usage = shutil.disk_usage(path)
-            containers[name] = {"disk_total_bytes": usage.total, "disk_free_bytes": usage.free}
-        return {
-            "flowfile_repository": {"flowfiles_in_memory": len(self.storage.flowfiles.wal.records),
-                                    "swap_files": len(self.storage.flowfiles.swap_locations)},
-            "content_repository": {"resource_claims_in_use": len(self.storage.claims.counts()),
-                                   "containers": containers},
-            "provenance_repository": {"events": provenance.event_count, "bytes_on_disk": provenance.bytes_on_disk,
-                                      "max_event_id": provenance.max_event_id},
-        }
+        return group_status(self, self.groups[group_id])
 
     def status_line(self) -> str:
         """One line of the node's figures, for logs."""
-        connections = [c.queue.size() for c in self.connections.values()]
-        running = sum(1 for n in self.processors.values() if n.state is ScheduledState.RUNNING)
-        window = [n.stats.window() for n in self.processors.values()]
-        orphaned = sum(len(q) for q in self.orphans.values())
-        paused = self.disk_space.describe() if self.disk_space is not None else None
-        return (
-            f"{running}/{len(self.processors)} processors running; "
-            f"{sum(s.count for s in connections):,} FlowFiles queued "
-            f"({format_data_size(sum(s.bytes for s in connections))}, {sum(s.swapped_count for s in connections):,} "
-            f"swapped, {sum(s.unacknowledged_count for s in connections):,} in sessions); last 5 min: "
-            f"{sum(w.flowfiles_in for w in window):,} in, {sum(w.flowfiles_out for w in window):,} out, "
-            f"{sum(w.invocations for w in window):,} tasks; "
-            f"{sum(n.active_thread_count for n in self.connectables())} active thread(s)"
-            + (f"; {orphaned:,} FlowFiles in orphaned queues" if orphaned else "")
-            + (f"; {paused}" if paused else "")
-        )
+        return status_line(self)
 
     def invalid_components(self) -> dict[str, list[str]]:
         """Problems of every component that could not start now, by description."""
