@@ -4,7 +4,6 @@ name go to the quarantine folder — and the damage is reported."""
 
 from __future__ import annotations
 
-import struct
 
 import pytest
 
@@ -13,19 +12,9 @@ from engine.damage import StorageCorruptionError
 from engine.storage import NodeStorage
 from engine.wal.journal import FRAME_HEADER, list_journals
 from tests.engine.session.conftest import Node
+from tests.engine.wal.conftest import frame_offsets
 
 SMALL_CLAIMS = {"content_repository": {"max_appendable_size": "1 B", "sections": 4}}
-
-
-def frame_offsets(journal) -> list[int]:
-    data = journal.read_bytes()
-    (header_length,) = struct.unpack_from(">I", data, 8)
-    offset, offsets = 16 + header_length, []
-    while offset + FRAME_HEADER <= len(data) and data[offset] == 0x40:
-        offsets.append(offset)
-        (length,) = struct.unpack_from(">I", data, offset + 9)
-        offset += FRAME_HEADER + length
-    return offsets
 
 
 def flip_frame(data_dir, index: int) -> None:

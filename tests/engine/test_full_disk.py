@@ -18,6 +18,7 @@ import pytest
 from engine.testing.flows import connection, flow, processor
 
 from .node_process import REPO_ROOT, NodeProcess
+from .tmpfs import mounted_tmpfs
 
 pytestmark = pytest.mark.slow
 
@@ -28,15 +29,8 @@ QUEUED = re.compile(r"([\d,]+) FlowFiles queued")
 @pytest.fixture
 def disk(tmp_path):
     """A 48 MB tmpfs, unmounted afterwards."""
-    mount_point = tmp_path / "disk"
-    mount_point.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=48m", "tmpfs", str(mount_point)],
-                                           capture_output=True).returncode != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    try:
+    with mounted_tmpfs(tmp_path / "disk", "48m") as mount_point:
         yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=True)
 
 
 def ballast(path: Path, size: int | None = None) -> None:

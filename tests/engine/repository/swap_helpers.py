@@ -13,21 +13,9 @@ from engine.queue import FlowFileAvailability, FlowFileQueue, QueueSettings
 from engine.repository.swap import CHUNK_MARKER
 from engine.session import ProcessSession, SessionComponent
 from engine.storage import NodeStorage
+from tests.engine.queue.conftest import FakeClock as Clock
 
 SETTINGS = QueueSettings(swap_threshold=40, swap_batch_size=60, back_pressure_object_threshold=0)
-
-
-class Clock:
-    """Seconds that move only when told (for the queue, the sessions, penalties and retries)."""
-
-    def __init__(self, now: float = 1_700_000_000.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 @dataclass

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import errno
 import os
-import subprocess
 import threading
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ from engine.runtime.disk_space import (
 )
 from engine.testing.faults import FaultPlan
 from engine.testing.flows import connection, flow, processor
+from tests.engine.tmpfs import mounted_tmpfs
 
 from .test_scheduling import seed
 
@@ -257,15 +257,8 @@ def test_a_session_failing_for_a_full_disk_rolls_back_unpenalized_and_yields_bri
 @pytest.fixture
 def tmpfs(tmp_path):
     """A 16 MB tmpfs mounted for the test (root only)."""
-    mount_point = tmp_path / "tmpfs"
-    mount_point.mkdir()
-    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mount_point)],
-                                           capture_output=True).returncode != 0:
-        pytest.skip("mounting a tmpfs needs root")
-    try:
+    with mounted_tmpfs(tmp_path / "tmpfs", "16m") as mount_point:
         yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=True)
 
 
 def test_a_real_file_system_filling_up_pauses_and_emptying_resumes(tmpfs):

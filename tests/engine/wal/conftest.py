@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import struct
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
 
 from engine.wal import UpdateType
+from engine.wal.journal import FRAME_HEADER
 
 
 class Rec(NamedTuple):
@@ -44,3 +47,15 @@ class RecSerde:
 @pytest.fixture
 def serde() -> RecSerde:
     return RecSerde()
+
+
+def frame_offsets(journal: Path) -> list[int]:
+    """The byte offset of every transaction frame of a journal (format 2)."""
+    data = journal.read_bytes()
+    (header_length,) = struct.unpack_from(">I", data, 8)
+    offset, offsets = 16 + header_length, []
+    while offset + FRAME_HEADER <= len(data) and data[offset] == 0x40:
+        offsets.append(offset)
+        (length,) = struct.unpack_from(">I", data, offset + 9)
+        offset += FRAME_HEADER + length
+    return offsets

@@ -4,15 +4,14 @@ offset and what it found, and changes nothing on disk; an operator may start any
 from __future__ import annotations
 
 import random
-import struct
 from pathlib import Path
 
 import pytest
 
 from engine.damage import StorageCorruptionError
 from engine.wal import SyncPolicy, UpdateType, WriteAheadLog
-from engine.wal.journal import FRAME_HEADER, list_journals
-from tests.engine.wal.conftest import Rec, RecSerde
+from engine.wal.journal import list_journals
+from tests.engine.wal.conftest import Rec, RecSerde, frame_offsets
 
 
 def open_log(path: Path, **options) -> WriteAheadLog:
@@ -45,19 +44,6 @@ def build(path: Path, *, checkpoints: int = 1, per_journal: int = 5) -> dict[int
             wal.checkpoint()
         wal.close(checkpoint=False)
     return model
-
-
-def frame_offsets(journal: Path) -> list[int]:
-    """The byte offset of every transaction frame of a journal."""
-    data = journal.read_bytes()
-    (header_length,) = struct.unpack_from(">I", data, 8)
-    offset = 16 + header_length
-    offsets = []
-    while offset + FRAME_HEADER <= len(data) and data[offset] == 0x40:
-        offsets.append(offset)
-        (length,) = struct.unpack_from(">I", data, offset + 9)
-        offset += FRAME_HEADER + length
-    return offsets
 
 
 def assert_refused_naming(path: Path, damaged: Path, before: dict[str, bytes]) -> StorageCorruptionError:
