@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import io
 import os
-import zlib
 from pathlib import Path
 from typing import Callable, Iterator
 
+from engine.checksums import crc32
 from engine.flowfile import ContentClaim
 
 __all__ = ["ContentChecksumError", "ContentNotFoundError", "ClaimReader", "READ_CHUNK_SIZE", "checksum_error"]
@@ -155,7 +155,7 @@ class ClaimReader(io.RawIOBase):
 
     def _check(self, data: bytes | memoryview) -> None:
         """Extend the checksum over ``data``, the bytes that follow those already covered."""
-        self._crc = zlib.crc32(data, self._crc)
+        self._crc = crc32(data, self._crc)
         self._checked += len(data)
         if self._checked == self._claim.length and self._crc != self._claim.checksum:
             raise self._damaged(checksum_error(self._claim, self._path, self._crc))

@@ -20,13 +20,13 @@ import re
 import shutil
 import threading
 import time
-import zlib
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, TypeVar
 
+from engine.checksums import crc32
 from engine.content.archive import ARCHIVE_DIRECTORY, CleanupResult, ContainerArchive, DiskUsageProbe
 from engine.content.claims import ResourceClaimManager
 from engine.content.config import ContentConfig
@@ -255,7 +255,7 @@ class ContentRepository:
                 claim=claim, path=handle.path, found=f"the file ends before byte {end}",
             )
         if claim.checksum is not None:
-            actual = zlib.crc32(data)
+            actual = crc32(data)
             if actual != claim.checksum:
                 raise checksum_error(claim, handle.path, actual)
         return data

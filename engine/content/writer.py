@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import zlib
 from pathlib import Path
 from typing import Callable, Protocol
 
 from engine import fileops
+from engine.checksums import crc32
 from engine.flowfile import ContentClaim, ResourceClaim
 
 __all__ = ["AppendableClaim", "ContentWriter", "FinishCallback"]
@@ -97,7 +97,7 @@ class ContentWriter:
             except BaseException as error:
                 self._failure = error
                 raise
-            self._crc = zlib.crc32(view, self._crc)
+            self._crc = crc32(view, self._crc)
         self._written += size
         return size
 

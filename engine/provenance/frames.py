@@ -13,8 +13,9 @@ data after it) with :func:`parse` and :func:`resync`.
 from __future__ import annotations
 
 import struct
-import zlib
 from typing import Iterable, NamedTuple
+
+from engine.checksums import crc32
 
 __all__ = ["HEADER", "OVERHEAD", "Frame", "BadFrame", "encode", "parse", "resync", "find_next", "describe_ids"]
 
@@ -53,7 +54,7 @@ class BadFrame(NamedTuple):
 
 def encode(first_id: int, count: int, payload: bytes) -> bytes:
     """The bytes of one frame holding ``payload``."""
-    crc = zlib.crc32(payload, zlib.crc32(_CHECKED.pack(first_id, count)))
+    crc = crc32(payload, crc32(_CHECKED.pack(first_id, count)))
     return HEADER.pack(len(payload), crc, first_id, count) + payload
 
 
@@ -66,7 +67,7 @@ def parse(data: bytes, offset: int) -> Frame | BadFrame:
         body = offset + OVERHEAD
         end = body + length
         payload = data[body:end]
-        if end <= size and length and count and zlib.crc32(payload, zlib.crc32(_CHECKED.pack(first_id, count))) == crc:
+        if end <= size and length and count and crc32(payload, crc32(_CHECKED.pack(first_id, count))) == crc:
             return Frame(offset, first_id, count, payload, end)
     if _zero_from(data, offset):
         return BadFrame(offset, "only NUL bytes follow", True)
@@ -97,7 +98,6 @@ def find_next(data: bytes, start: int) -> Frame | None:
     """The first frame at or after ``start`` whose header and CRC check out (a resynchronisation)."""
     unpack = HEADER.unpack_from
     checked = _CHECKED.pack
-    crc32 = zlib.crc32
     last = len(data) - OVERHEAD
     for offset in range(start, last):
         length, crc, first_id, count = unpack(data, offset)

@@ -38,7 +38,6 @@ import os
 import struct
 import time
 import uuid
-import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,6 +46,7 @@ from typing import Any, Sequence
 import msgpack
 
 from engine import fileops
+from engine.checksums import crc32
 from engine.damage import Damage
 from engine.flowfile import FlowFile, ResourceClaim
 from engine.repository.records import FlowFileRecordSerde, RepositoryRecord
@@ -109,17 +109,17 @@ def ready_at(flowfiles: Sequence[FlowFile], now: int) -> int:
 
 
 def _frame(payload: bytes) -> bytes:
-    return _FRAME.pack(len(payload), zlib.crc32(payload)) + payload
+    return _FRAME.pack(len(payload), crc32(payload)) + payload
 
 
 def _chunk(index: int, wires: list[Any], seed: int) -> bytes:
     payload = msgpack.packb(wires)
     fields = _CHUNK_FIELDS.pack(index, len(wires), len(payload))
-    return CHUNK_MARKER + fields + _U32.pack(zlib.crc32(payload, zlib.crc32(fields, seed))) + payload
+    return CHUNK_MARKER + fields + _U32.pack(crc32(payload, crc32(fields, seed))) + payload
 
 
 def _seed(location: str) -> int:
-    return zlib.crc32(location.encode())
+    return crc32(location.encode())
 
 
 def _summary_from(raw: dict[str, Any]) -> SwapSummary:
@@ -141,7 +141,7 @@ def _read_summary(data: bytes) -> tuple[SwapSummary | None, int | None, str]:
     if end > len(data):
         return None, None, f"the summary frame claims {length} bytes, past the end of the file (truncated or damaged)"
     payload = data[start:end]
-    if zlib.crc32(payload) != crc:
+    if crc32(payload) != crc:
         return None, end, "the summary fails its checksum"
     try:
         return _summary_from(msgpack.unpackb(payload, use_list=True, strict_map_key=False)), end, ""
@@ -162,7 +162,7 @@ def _chunk_at(data: bytes, pos: int, seed: int) -> tuple[list[FlowFile] | None, 
         return None, pos, (f"chunk {index} ({count} FlowFiles) claims {length} bytes, past the end of the file "
                            "(truncated or damaged)")
     payload = data[start:end]
-    if zlib.crc32(payload, zlib.crc32(data[pos + 4:pos + 16], seed)) != crc:
+    if crc32(payload, crc32(data[pos + 4:pos + 16], seed)) != crc:
         return None, pos, f"chunk {index} ({count} FlowFiles) fails its checksum"
     try:
         wires = msgpack.unpackb(payload, use_list=True, strict_map_key=False)
@@ -207,7 +207,7 @@ def _read_v1_body(data: bytes, pos: int | None, damage: list[tuple[int | None, s
     payload = data[pos + _FRAME.size:pos + _FRAME.size + length]
     if len(payload) < length:
         damage.append((pos, "the FlowFile records run past the end of the file (truncated)"))
-    elif zlib.crc32(payload) != crc:
+    elif crc32(payload) != crc:
         damage.append((pos, "the FlowFile records fail their checksum"))
     else:
         try:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import functools
 import io
-import zlib
 from typing import TYPE_CHECKING, BinaryIO, Callable, Sequence
 
+from engine.checksums import crc32
 from engine.content.reader import ContentNotFoundError
 from engine.flowfile import ContentClaim, FlowFile
 from engine.session.damaged import take_out_damaged
@@ -104,7 +104,7 @@ class SessionContent:
         resource = whole.resource_claim
         for record, (_, data) in zip(records, contents):
             size = len(data)
-            checksum = zlib.crc32(data) if len(contents) > 1 else whole.checksum
+            checksum = crc32(data) if len(contents) > 1 else whole.checksum
             updated.append(self._replace_claim(record, _new(ContentClaim, (resource, offset, size, checksum))))
             offset += size
         return updated

@@ -30,7 +30,6 @@ from __future__ import annotations
 import logging
 import os
 import struct
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator, NamedTuple
@@ -38,6 +37,7 @@ from typing import Any, BinaryIO, Iterator, NamedTuple
 import msgpack
 
 from engine import fileops
+from engine.checksums import crc32
 from engine.fileops import is_all_zero
 
 __all__ = [
@@ -81,12 +81,12 @@ class JournalEnd(NamedTuple):
 def encode_transaction(txn_id: int, payload: bytes) -> bytes:
     """The frame of one transaction."""
     head = _HEAD.pack(TRANSACTION, txn_id, len(payload))
-    return head + _CRCS.pack(zlib.crc32(head), zlib.crc32(payload)) + payload
+    return head + _CRCS.pack(crc32(head), crc32(payload)) + payload
 
 
 def _encode_end(last_txn: int) -> bytes:
     body = _END_BODY.pack(END, last_txn)
-    return body + _U32.pack(zlib.crc32(body))
+    return body + _U32.pack(crc32(body))
 
 
 def _encode_header(serde_name: str, serde_version: int, first_txn: int, previous: JournalEnd | None) -> bytes:
@@ -94,7 +94,7 @@ def _encode_header(serde_name: str, serde_version: int, first_txn: int, previous
         "serde": serde_name, "serde_version": serde_version, "first_txn": first_txn,
         "previous": list(previous) if previous is not None else None,
     })
-    return MAGIC + _U32.pack(len(header)) + _U32.pack(zlib.crc32(header)) + header
+    return MAGIC + _U32.pack(len(header)) + _U32.pack(crc32(header)) + header
 
 
 def journal_name(first_txn: int, sequence: int = 0) -> str:
@@ -358,7 +358,7 @@ def _read_header(handle: BinaryIO, scan: JournalScan) -> bool:
         return False
     (crc,) = _U32.unpack_from(rest)
     body = rest[_U32.size:]
-    if zlib.crc32(body) != crc:
+    if crc32(body) != crc:
         scan.header_torn = is_all_zero(body[-_TORN_NULS:]) and _zero_to_end(handle)
         scan.header_problem = "the header fails its checksum"
         return False
@@ -380,7 +380,7 @@ def _read_frame(handle: BinaryIO, offset: int, limit: int) -> tuple[int, int] | 
     if head[0] == END:
         if len(head) >= _END.size:
             _, last, crc = _END.unpack_from(head)
-            if zlib.crc32(head[: _END_BODY.size]) == crc:
+            if crc32(head[: _END_BODY.size]) == crc:
                 return _EndMarker(last, _END.size)
         return JournalProblem(offset, "an end marker that fails its checksum", torn=_torn_here(handle, offset, head))
     if head[0] not in (TRANSACTION, 0):
@@ -389,14 +389,14 @@ def _read_frame(handle: BinaryIO, offset: int, limit: int) -> tuple[int, int] | 
         return JournalProblem(offset, "the file ends inside a transaction header", torn=_torn_here(handle, offset, head))
     _, txn_id, length = _HEAD.unpack_from(head)
     head_crc, payload_crc = _CRCS.unpack_from(head, _HEAD.size)
-    if zlib.crc32(head[: _HEAD.size]) != head_crc:
+    if crc32(head[: _HEAD.size]) != head_crc:
         reason = "NUL bytes where a transaction was expected" if head[0] == 0 else \
             "a transaction header fails its checksum (its length field cannot be trusted)"
         return JournalProblem(offset, reason, torn=_torn_here(handle, offset, head))
     payload = handle.read(length)
     if len(payload) < length:
         return JournalProblem(offset, f"the file ends inside transaction {txn_id}", torn=True)
-    if zlib.crc32(payload) != payload_crc:
+    if crc32(payload) != payload_crc:
         torn = len(payload) - len(payload.rstrip(b"\0")) >= _TORN_NULS and _zero_to_end(handle)
         return JournalProblem(offset, f"transaction {txn_id} fails its checksum", torn=torn)
     return txn_id, offset + FRAME_HEADER + length
@@ -417,7 +417,7 @@ def _read_frame_v1(handle: BinaryIO, offset: int, limit: int) -> tuple[int, int]
     payload = handle.read(length)
     if len(payload) < length:
         return JournalProblem(offset, f"transaction {txn_id} is cut short", torn=True)
-    if zlib.crc32(payload, zlib.crc32(_V1_ID.pack(txn_id))) != crc:
+    if crc32(payload, crc32(_V1_ID.pack(txn_id))) != crc:
         torn = len(payload) - len(payload.rstrip(b"\0")) >= _TORN_NULS and _zero_to_end(handle)
         return JournalProblem(offset, f"transaction {txn_id} fails its checksum", torn=torn)
     return txn_id, offset + _V1_FRAME.size + length

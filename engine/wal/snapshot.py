@@ -19,7 +19,6 @@ header checksum, no journal name) are still read.
 from __future__ import annotations
 
 import struct
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
@@ -27,6 +26,7 @@ from typing import Any, Iterable
 import msgpack
 
 from engine import fileops
+from engine.checksums import crc32
 
 __all__ = [
     "PARTIAL_NAME", "SNAPSHOT_NAME", "SnapshotContents", "SnapshotCorruptionError", "promote_partial",
@@ -64,7 +64,7 @@ class SnapshotContents:
 
 
 def _frame(kind: bytes, payload: bytes) -> bytes:
-    return _FRAME.pack(kind[0], len(payload), zlib.crc32(payload)) + payload
+    return _FRAME.pack(kind[0], len(payload), crc32(payload)) + payload
 
 
 def write_snapshot(
@@ -86,7 +86,7 @@ def write_snapshot(
     packer = msgpack.Packer()
     written = 0
     with fileops.AtomicFile(directory / SNAPSHOT_NAME, directory / PARTIAL_NAME) as handle:
-        handle.write(MAGIC + _U32.pack(len(header)) + _U32.pack(zlib.crc32(header)) + header)
+        handle.write(MAGIC + _U32.pack(len(header)) + _U32.pack(crc32(header)) + header)
         block: list[Any] = []
         for wire in wire_records:
             block.append(wire)
@@ -123,7 +123,7 @@ def read_snapshot(path: Path) -> SnapshotContents:
             (length,) = _U32.unpack_from(head, len(MAGIC))
             crc = handle.read(_U32.size)
             body = handle.read(length)
-            if len(crc) < _U32.size or len(body) < length or zlib.crc32(body) != _U32.unpack(crc)[0]:
+            if len(crc) < _U32.size or len(body) < length or crc32(body) != _U32.unpack(crc)[0]:
                 raise SnapshotCorruptionError(path, 0, "the header is cut short or fails its checksum")
             offset = len(head) + _U32.size + length
         else:
@@ -141,7 +141,7 @@ def read_snapshot(path: Path) -> SnapshotContents:
                 raise SnapshotCorruptionError(path, offset, "the snapshot ends before its end frame")
             kind, size, crc = _FRAME.unpack(frame)
             payload = handle.read(size)
-            if len(payload) < size or zlib.crc32(payload) != crc:
+            if len(payload) < size or crc32(payload) != crc:
                 raise SnapshotCorruptionError(path, offset, "a frame is cut short or fails its checksum")
             value = msgpack.unpackb(payload, use_list=True, strict_map_key=False)
             if kind == ord("R"):
