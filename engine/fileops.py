@@ -99,6 +99,27 @@ def write_all(fd: int, data: bytes | bytearray | memoryview, path: str | Path) -
     A failure after part of ``data`` reached the file raises the ``OSError`` with ``written``
     set to the number of bytes that did (0 when none did).
     """
+    if _hook is None and type(data) is bytes:
+        # The common case, kept short: one write that takes everything.
+        try:
+            written = os.write(fd, data)
+        except OSError as error:
+            error.written = 0  # type: ignore[attr-defined]
+            _note(error, path)
+            raise
+        if written == len(data):
+            return
+        data = memoryview(data)[written:]
+        try:
+            _write_rest(fd, data, path)
+        except OSError as error:
+            error.written += written  # type: ignore[attr-defined]
+            raise
+        return
+    _write_rest(fd, data, path)
+
+
+def _write_rest(fd: int, data: bytes | bytearray | memoryview, path: str | Path) -> None:
     written = 0
     with memoryview(data) as whole:
         view = whole.cast("B") if whole.format != "B" or whole.ndim != 1 else whole

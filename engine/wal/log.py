@@ -279,20 +279,24 @@ class WriteAheadLog(Generic[R]):
             for commit in batch:
                 commit.settle(error=RuntimeError("the write-ahead log is closed"))
             return
-        try:
-            journal = self._writable_journal()
-        except OSError as error:
-            self._fail(batch, error, f"no journal could be opened in {self.journal_directory}")
-            return
+        journal = self._journal
+        if journal is None or journal.broken:
+            try:
+                journal = self._writable_journal()
+            except OSError as error:
+                self._fail(batch, error, f"no journal could be opened in {self.journal_directory}")
+                return
         first = self._next_txn_id
         if len(batch) == 1:
             data = encode_transaction(first, batch[0].payload)
+            force = batch[0].force
         else:
             data = b"".join([encode_transaction(first + i, commit.payload) for i, commit in enumerate(batch)])
+            force = any(commit.force for commit in batch)
         last = first + len(batch) - 1
         try:
             journal.append(data, last, len(batch))
-            if not journal.dsync and any(commit.force for commit in batch):
+            if force and not journal.dsync:
                 journal.sync()
         except OSError as error:
             journal.cut_back()
@@ -315,9 +319,8 @@ class WriteAheadLog(Generic[R]):
             commit.settle(error=failure)
 
     def _writable_journal(self) -> JournalWriter:
+        """A new journal in place of a broken one (or of none)."""
         journal = self._journal
-        if journal is not None and not journal.broken:
-            return journal
         previous = journal.end() if journal is not None else self._tail
         fresh = self._create_journal(self._next_txn_id, previous)
         if journal is not None:
