@@ -25,6 +25,7 @@ from engine.content.reader import ContentChecksumError, ContentNotFoundError
 from engine.content.repository import ContentRepository
 from engine.flowfile import FlowFile
 from engine.lock import lock_holder
+from engine.provenance.check import check_directory
 from engine.provenance.repository import describe_directory
 from engine.repository.flowfile_repository import FlowFileRepository, RecoveredFlowFiles
 from engine.units import format_data_size
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     findings.guarded("FlowFile repository", lambda: recovered.append(_report_flowfiles(flowfiles, findings)))
     content = ContentRepository(config.container_paths(data_dir), ResourceClaimManager(), config.content_repository)
     findings.guarded("content repository", lambda: _report_content(content, out))
-    findings.guarded("provenance repository", lambda: _report_provenance(data_dir, out))
+    findings.guarded("provenance repository", lambda: _report_provenance(data_dir, findings))
     if recovered:
         findings.guarded("verification", lambda: _verify(flowfiles, content, claims, findings))
         if not args.quick:
@@ -138,10 +139,13 @@ def _report_content(content: ContentRepository, out: TextIO) -> None:
         )
 
 
-def _report_provenance(data_dir: Path, out: TextIO) -> None:
-    print("Provenance repository", file=out)
-    for line in describe_directory(data_dir / "provenance_repository"):
-        print(f"  {line}", file=out)
+def _report_provenance(data_dir: Path, findings: _Findings) -> None:
+    print("Provenance repository", file=findings.out)
+    directory = data_dir / "provenance_repository"
+    for line in describe_directory(directory):
+        print(f"  {line}", file=findings.out)
+    for damage in check_directory(directory):
+        findings.report("DAMAGE", str(damage))
 
 
 def _verify(flowfiles: FlowFileRepository, content: ContentRepository, claims: ResourceClaimManager,

@@ -143,4 +143,17 @@ def test_every_kind_of_damage_is_reported_and_it_never_crashes(tmp_path):
     assert result.returncode == 1, result.stdout + result.stderr
     assert "Traceback" not in result.stdout + result.stderr
     assert "DAMAGE: snapshot" in result.stdout and "DAMAGE: journal" in result.stdout
+    assert "DAMAGE: provenance block" in result.stdout and "DAMAGE: provenance index" in result.stdout
     assert "INCONSISTENT" in result.stdout
+
+
+def test_a_damaged_provenance_block_is_reported_with_its_offset(tmp_path):
+    storage, _ = populate(tmp_path)
+    storage.close()
+    (segment,) = (tmp_path / "provenance_repository" / "shards").glob("*/*.seg")
+    data = bytearray(segment.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    segment.write_bytes(bytes(data))
+    result = run_inspect(str(tmp_path))
+    assert result.returncode == 1
+    assert f"DAMAGE: provenance block {segment} at byte offset" in result.stdout
