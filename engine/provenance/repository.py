@@ -368,16 +368,18 @@ class ProvenanceRepository:
         fileops.write_atomically(self.directory / _ID_FLOOR, str(value).encode())
 
     def run_maintenance(self, now: int | None = None) -> int:
-        """Rebuild indexes found damaged, delete shards past the age or size limit (``now`` in
-        ms); return how many were deleted."""
+        """Rebuild indexes found damaged, finish checking the indexes opened since the start,
+        delete shards past the age or size limit (``now`` in ms); return how many were deleted."""
         now = int(time.time() * 1000) if now is None else now
         cutoff = now - self.config.max_storage_time * 1000
         with self._rollover_lock:
             with self._lock:
                 shards = list(self._shards)
             for position, shard in enumerate(shards):
+                below = shards[position + 1].first_id if position + 1 < len(shards) else None
                 if shard.index_damaged:
-                    shard.rebuild_index(shards[position + 1].first_id if position + 1 < len(shards) else None)
+                    shard.rebuild_index(below)
+                shard.verify_index(below)
             doomed = [shard for shard in shards if shard.max_time < cutoff]
             kept = [shard for shard in shards if shard.max_time >= cutoff]
             total = sum(shard.size for shard in kept)

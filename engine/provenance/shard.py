@@ -13,10 +13,12 @@ in WAL mode, so after ``append`` returns the events survive a power loss and the
 that held them may be deleted. Shards are deleted whole, never edited, so deletion needs no
 index update.
 
-Opening checks the index: it must open, its meta and blocks must read, SQLite's
-``quick_check`` must pass, its counts and bounds must agree with its rows, and each block of a
-format-2 segment must be where its row says. An index that fails (or is missing, empty, or of
-an older layout) is kept in the quarantine and rebuilt from the segments. A segment that no
+Opening checks the index quickly: it must open, its meta and blocks must read, its bounds must
+agree with its rows, and each block of a format-2 segment must be where its row says. The rest
+of the check — SQLite's ``quick_check`` and the row count, which read the whole index — runs
+later, once, from the repository's maintenance (``verify_index``), so a node with gigabytes of
+provenance starts at once. An index that fails either check (or is missing, empty, or of an
+older layout) is kept in the quarantine and rebuilt from the segments. A segment that no
 index row references (a rollover interrupted between the segment and the commit, or an index
 that lost its last transactions) is indexed too, within the ids the shard may hold: it may
 keep the only copy of its events, and a rollover run again skips the ids already stored. A
@@ -90,6 +92,8 @@ class Shard:
         self.deleted = False
         #: Set when the index failed while running: queries leave the shard out until rebuilt.
         self.index_damaged = False
+        #: Whether the full index check (``verify_index``) has run since the shard was opened.
+        self.verified = False
         self.compression = compression
         self.indexed_attributes = frozenset(indexed_attributes)
         self.segment_version = SEGMENT_VERSION
@@ -119,6 +123,7 @@ class Shard:
         except BaseException:
             shard.close()
             raise
+        shard.verified = True
         return shard
 
     @classmethod
@@ -136,6 +141,7 @@ class Shard:
         problem = shard._check_index()
         if problem is not None:
             shard._rebuild(problem, below)
+            shard.verified = True
         else:
             shard._index_orphans(below)
         shard._open_reader()
@@ -163,14 +169,38 @@ class Shard:
             return "the index is missing"
         try:
             self._writer = index.connect(db)
-            check = [row[0] for row in self._writer.execute("PRAGMA quick_check")]
-            if check != ["ok"]:
-                return f"SQLite's quick_check fails: {'; '.join(check[:3])}"
             if not self._load():
                 return ""
             return self._verify()
         except (sqlite3.DatabaseError, ValueError, TypeError) as error:
             return f"the index cannot be read: {error}"
+
+    def verify_index(self, below: int | None) -> None:
+        """The part of the index check that reads the whole index (SQLite's ``quick_check`` and
+        the row count), run once after opening; a failing index is rebuilt from the segments
+        (call with no append under way)."""
+        if self.verified:
+            return
+        try:
+            with self._lock:
+                check = [row[0] for row in self._writer.execute("PRAGMA quick_check")]
+                (count,) = self._writer.execute("SELECT count(*) FROM events").fetchone()
+            if check != ["ok"]:
+                problem = f"SQLite's quick_check fails: {'; '.join(check[:3])}"
+            elif count != self.count:
+                problem = f"its meta counts {self.count} events, its rows {count}"
+            else:
+                problem = None
+        except sqlite3.DatabaseError as error:
+            problem = f"the index cannot be read: {error}"
+        if problem is not None:
+            with self._lock:
+                self.index_damaged = True
+            self._rebuild(problem, below)
+            self._open_reader()
+            with self._lock:
+                self.index_damaged = False
+        self.verified = True
 
     def _load(self) -> bool:
         """Read the meta and the blocks into memory; False for an index of an older layout."""
@@ -198,9 +228,14 @@ class Shard:
 
     def _verify(self) -> str | None:
         """What makes the loaded index disagree with its rows or the segments, or None."""
-        count, min_id, max_id, min_time, max_time = self._writer.execute(
-            "SELECT count(*), min(id), max(id), min(time), max(time) FROM events").fetchone()
-        if (count, min_id or 0, max_id or 0) != (self.count, self.min_id, self.max_id):
+        # One aggregate per statement: SQLite answers a lone min() or max() of the key or of an
+        # indexed column by walking one edge of a B-tree, and scans the table for two at once.
+        min_id, max_id, min_time, max_time = (
+            self._writer.execute(f"SELECT {bound} FROM events").fetchone()[0]
+            for bound in ("min(id)", "max(id)", "min(time)", "max(time)")
+        )
+        count = self.count
+        if (min_id or 0, max_id or 0) != (self.min_id, self.max_id) or (min_id is None) != (count == 0):
             return f"its meta (count {self.count}, ids {self.min_id}–{self.max_id}) disagrees with its rows"
         if count and (min_time, max_time) != (self.min_time, self.max_time):
             return "its meta disagrees with its rows on the time span"
@@ -362,6 +397,7 @@ class Shard:
         self._open_reader()
         with self._lock:
             self.index_damaged = False
+        self.verified = True
 
     def _open_reader(self) -> None:
         reader = index.connect(self.path / index.INDEX)

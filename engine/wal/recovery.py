@@ -60,11 +60,9 @@ class RecoveryPlan:
     """What recovery will do (see the module docstring)."""
 
     snapshot: SnapshotContents | None = None
-    snapshot_path: Path | None = None
     delete_partial: bool = False
     promote_partial: bool = False
     journals: list[JournalScan] = field(default_factory=list)
-    covered: list[Path] = field(default_factory=list)
     remove: list[Path] = field(default_factory=list)
     tail: JournalEnd | None = None
     next_txn: int = 0
@@ -100,7 +98,6 @@ def plan_recovery(directory: Path, *, salvage: bool = False) -> RecoveryPlan:
     base = plan.snapshot.max_txn_id if plan.snapshot is not None else -1
     start = _chain_start(plan, scans, base, directory)
     chain = scans[start:] if start is not None else []
-    plan.covered = [scan.path for scan in scans[: start or 0]] if start is not None else [s.path for s in scans]
     _judge_chain(plan, chain, base, salvage)
     return plan
 
@@ -127,7 +124,7 @@ def _choose_snapshot(directory: Path, plan: RecoveryPlan, scans: list[JournalSca
     if snapshot.exists():
         plan.delete_partial = partial.exists()
         try:
-            plan.snapshot, plan.snapshot_path = read_snapshot(snapshot), snapshot
+            plan.snapshot = read_snapshot(snapshot)
             return
         except SnapshotCorruptionError as error:
             plan.damages.append(_damage("snapshot", snapshot, error.offset, error.reason,
@@ -136,7 +133,7 @@ def _choose_snapshot(directory: Path, plan: RecoveryPlan, scans: list[JournalSca
             return
     if partial.exists():
         try:
-            plan.snapshot, plan.snapshot_path = read_snapshot(partial), partial
+            plan.snapshot = read_snapshot(partial)
             plan.promote_partial = True
             return
         except SnapshotCorruptionError as error:

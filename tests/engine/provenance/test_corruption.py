@@ -45,9 +45,13 @@ def cases(boundaries: list[int], size: int, salt: int) -> list[tuple[str, int]]:
 
 
 def reopen(source: Path, target: Path) -> tuple[ProvenanceRepository, DamageLog]:
+    """The repository opened again, once its first maintenance pass (which finishes checking
+    the indexes opened, in a node's background) has run."""
     damage = DamageLog()
     repo = ProvenanceRepository(target, CONFIG, damage=damage, quarantine=Quarantine(target.parent / "data"))
-    return repo.open(), damage
+    repo.open()
+    repo.run_maintenance(now=0)
+    return repo, damage
 
 
 def check_returned(repo: ProvenanceRepository, registered: dict[int, object], expected: list[int]) -> None:
