@@ -30,6 +30,7 @@ from engine.lock import DataDirectoryLock
 from engine.provenance.repository import ProvenanceRepository
 from engine.repository.flowfile_repository import FlowFileRepository, RecoveredFlowFiles
 from engine.verify import Verification, verify
+from engine.wal import SyncPolicy
 
 __all__ = ["NodeStorage"]
 
@@ -60,18 +61,19 @@ class NodeStorage:
         self.damage = DamageLog()
         #: Where damaged files, and files given up to start anyway, are kept for the operator.
         self.quarantine = Quarantine(self.data_dir)
+        flowfile_config = self.config.flowfile_repository
         self.content = ContentRepository(
             self.config.container_paths(self.data_dir), self.claims, self.config.content_repository,
             damage=self.damage, quarantine=self.quarantine,
+            track_written=flowfile_config.sync_policy is SyncPolicy.OS,
         )
-        flowfile_config = self.config.flowfile_repository
         self.flowfiles = FlowFileRepository(
             self.data_dir / "flowfile_repository",
             self.claims,
             sync_policy=flowfile_config.sync_policy,
             accept_damage=flowfile_config.accept_damage,
             release_claims=self.content.release,
-            sync_content=self.content.sync_written,
+            sync_content=self.content.sync_written if flowfile_config.sync_policy is SyncPolicy.OS else None,
             damage=self.damage,
             quarantine=self.quarantine,
         )

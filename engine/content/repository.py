@@ -101,6 +101,7 @@ class ContentRepository:
         disk_usage: DiskUsageProbe = shutil.disk_usage,
         damage: DamageLog | None = None,
         quarantine: Quarantine | None = None,
+        track_written: bool = False,
     ) -> None:
         if not containers:
             raise ValueError("the content repository needs at least one container")
@@ -127,7 +128,9 @@ class ContentRepository:
         self._sync_locks = [threading.Lock() for _ in range(_SYNC_STRIPES)]
         # Bytes of each file known to be durable, its directory entry included.
         self._synced: dict[ResourceClaim, int] = {}
-        # Files a writer finished with since ``sync_written`` last ran (guarded by ``_lock``).
+        # Files a writer finished with since ``sync_written`` last ran (guarded by ``_lock``);
+        # kept only with ``track_written``: commits that sync their own content need none.
+        self._track_written = track_written
         self._written: set[ResourceClaim] = set()
         # Files whose sync failed: what they got since their last good sync may never reach
         # the disk (a failed fsync may drop the dirty pages), so they are never synced again.
@@ -215,7 +218,7 @@ class ContentRepository:
         if referenced:
             self._claims.increment(resource)
         with self._lock:
-            if referenced:
+            if referenced and self._track_written:
                 self._written.add(resource)
             if (reusable and claim.length < self._config.max_appendable_size and not self._closed
                     and len(self._pool) < _POOL_CAPACITY and resource not in self._sync_failed):
@@ -320,10 +323,10 @@ class ContentRepository:
     def sync_written(self) -> None:
         """Make every file a writer finished with since the last call durable.
 
-        The FlowFile repository calls it at every checkpoint, after it has taken its copy of the
-        records and before it writes the snapshot, so the snapshot never names content a power
-        loss could take (under ``always`` and ``grouped`` the commits synced that content
-        already; under ``os`` this is where it is synced). On failure the first error is raised: that
+        Under the ``os`` policy (the repository made with ``track_written``) the FlowFile
+        repository calls it at every checkpoint, after it has taken its copy of the records and
+        before it writes the snapshot, so the snapshot never names content a power loss could
+        take; under ``always`` and ``grouped`` every commit synced its content already. On failure the first error is raised: that
         checkpoint must not go ahead. A file whose fsync failed is recorded as damage and not
         retried (see :meth:`sync`), so the next checkpoint can go ahead; a file that could not
         be opened is tried again next time.

@@ -65,7 +65,7 @@ class FlowFileRepository:
         sync_policy: SyncPolicy = SyncPolicy.GROUPED,
         accept_damage: bool = False,
         release_claims: Callable[[list[ResourceClaim]], None] = lambda claims: None,
-        sync_content: Callable[[], None] = lambda: None,
+        sync_content: Callable[[], None] | None = None,
         damage: DamageLog | None = None,
         quarantine: Quarantine | None = None,
     ) -> None:
@@ -148,8 +148,9 @@ class FlowFileRepository:
     def checkpoint(self) -> CheckpointReport:
         """Snapshot the log, then release the content claims the snapshot no longer references.
 
-        Content written so far is synced first (``sync_content``), so the snapshot never names
-        content a power loss could take, whatever the sync policy. If the checkpoint fails, the
+        Under the ``os`` policy the content written since the last checkpoint is synced first
+        (``sync_content``), so the snapshot never names content a power loss could take; the
+        other policies sync content with each commit. If the checkpoint fails, the
         claims it took stay queued for the next one.
         """
         taken: list[list[ResourceClaim]] = []

@@ -85,11 +85,6 @@ class RecoveryReport:
     given_up: list[str] = field(default_factory=list)
     quarantine: Path | None = None
 
-    @property
-    def torn_tails(self) -> list[JournalScan]:
-        """Journals whose tail was torn by a crash."""
-        return [scan for scan in self.journals if scan.problem is not None and scan.problem.torn]
-
 
 @dataclass
 class CheckpointReport:

@@ -53,12 +53,14 @@ def make_repo(tmp_path: Path, claims: ResourceClaimManager) -> Iterator[RepoFact
         **settings: object,
     ) -> ContentRepository:
         disk_usage = settings.pop("disk_usage", shutil.disk_usage)
+        track_written = bool(settings.pop("track_written", False))
         settings.setdefault("sections", 4)
         repo = ContentRepository(
             {name: tmp_path / name for name in containers},
             manager or claims,
             ContentConfig(**settings),  # type: ignore[arg-type]
             disk_usage=disk_usage,  # type: ignore[arg-type]
+            track_written=track_written,
         )
         opened.append(repo)
         return repo

@@ -8,13 +8,16 @@ import zlib
 import msgpack
 import pytest
 
+from engine.config import StorageConfig
 from engine.content.reader import ContentChecksumError, ContentNotFoundError
 from engine.content.writer import WRITE_BUFFER_SIZE
 from engine.flowfile import ContentClaim, FlowFile, ResourceClaim
 from engine.provenance.codec import encode_events, event_from_wire, decode_wire
 from engine.provenance.event import ProvenanceEvent, ProvenanceEventType as E
 from engine.repository.records import FlowFileRecordSerde, RepositoryRecord
+from engine.storage import NodeStorage
 from engine.testing.faults import FaultPlan
+from tests.engine.session.conftest import Node
 
 
 def _flip(path, offset: int) -> None:
@@ -164,7 +167,7 @@ def test_a_failed_sync_poisons_the_file_for_good(make_repo, claims):
 
 
 def test_sync_written_syncs_each_file_written_since_the_last_call(make_repo, claims):
-    repo = make_repo(max_appendable_size=10)
+    repo = make_repo(max_appendable_size=10, track_written=True)
     written = [repo.write_bytes(b"%d" % i * 20) for i in range(3)]
     files = {repo.path(c.resource_claim) for c in written}
     assert len(files) == 3
@@ -180,7 +183,7 @@ def test_sync_written_syncs_each_file_written_since_the_last_call(make_repo, cla
 
 
 def test_sync_written_skips_released_files_and_reports_failures_once(make_repo, claims):
-    repo = make_repo(max_appendable_size=10)
+    repo = make_repo(max_appendable_size=10, track_written=True)
     gone = repo.write_bytes(b"g" * 20)
     bad = repo.write_bytes(b"b" * 20)
     claims.decrement(gone.resource_claim)
@@ -194,7 +197,7 @@ def test_sync_written_skips_released_files_and_reports_failures_once(make_repo, 
 
 
 def test_sync_written_tries_a_file_it_could_not_open_again(make_repo):
-    repo = make_repo()
+    repo = make_repo(track_written=True)
     claim = repo.write_bytes(b"x")
     with FaultPlan(fail_at=1, operations={"open"}).installed(), pytest.raises(OSError):
         repo.sync_written()
@@ -203,3 +206,18 @@ def test_sync_written_tries_a_file_it_could_not_open_again(make_repo):
     with counting.installed():
         repo.sync_written()
     assert ("sync", str(repo.path(claim.resource_claim))) in counting.calls
+
+
+@pytest.mark.parametrize("policy", ["always", "grouped", "os"])
+def test_a_checkpoint_syncs_content_only_under_the_os_policy(tmp_path, policy):
+    """Under always and grouped every commit synced its content: the checkpoint does not again."""
+    storage = NodeStorage(tmp_path, StorageConfig.from_mapping({"flowfile_repository": {"sync_policy": policy}}))
+    storage.open(background=False)
+    try:
+        Node(storage).seed("q", b"a" * 100, b"b" * 100)
+        counting = FaultPlan(operations={"sync"}, matches="content_repository")
+        with counting.installed():
+            storage.flowfiles.checkpoint()
+        assert (counting.count > 0) == (policy == "os"), counting.calls
+    finally:
+        storage.close()
