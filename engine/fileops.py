@@ -24,6 +24,7 @@ from typing import Callable
 
 __all__ = [
     "AtomicFile",
+    "DISK_FULL_ERRNOS",
     "FaultHook",
     "add_full_listener",
     "close",
@@ -49,7 +50,8 @@ written, then the write fails with ``ENOSPC`` (a disk that filled up mid-write).
 
 _hook: FaultHook | None = None
 _full_listeners: list[Callable[[str], None]] = []
-_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+#: The errors of a disk (or quota) that is full.
+DISK_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 
 
 def set_fault_hook(hook: FaultHook | None) -> FaultHook | None:
@@ -72,7 +74,7 @@ def remove_full_listener(listener: Callable[[str], None]) -> None:
 
 
 def _note(error: OSError, path: str | Path) -> None:
-    if error.errno in _FULL:
+    if error.errno in DISK_FULL_ERRNOS:
         for listener in tuple(_full_listeners):
             listener(str(path))
 

@@ -170,13 +170,16 @@ class ContentRepository:
 
     # -- writing ------------------------------------------------------------------------
 
-    def open_writer(self) -> ContentWriter:
-        """Start a new content on a writable resource claim taken from the pool or made anew."""
+    def open_writer(self, *, checksum: bool = True) -> ContentWriter:
+        """Start a new content on a writable resource claim taken from the pool or made anew.
+
+        Without ``checksum`` the content gets none (its caller checksums the parts it cuts it into).
+        """
         with self._lock:
             if self._closed:
                 raise RuntimeError("the content repository is closed")
             claim = self._pool.pop() if self._pool else None
-        return ContentWriter(claim or self._create_claim(), self._finish_writer)
+        return ContentWriter(claim or self._create_claim(), self._finish_writer, checksum=checksum)
 
     def write_bytes(self, data: bytes | bytearray | memoryview) -> ContentClaim:
         """Store ``data`` as a new content and return its claim."""

@@ -45,8 +45,9 @@ class ContentWriter:
     appended after a partial tail.
     """
 
-    def __init__(self, claim: AppendableClaim, finish: FinishCallback) -> None:
+    def __init__(self, claim: AppendableClaim, finish: FinishCallback, *, checksum: bool = True) -> None:
         self._claim = claim
+        self._checksum = checksum
         self._finish = finish
         self._offset = claim.length
         self._written = 0
@@ -97,7 +98,8 @@ class ContentWriter:
             except BaseException as error:
                 self._failure = error
                 raise
-            self._crc = crc32(view, self._crc)
+            if self._checksum:
+                self._crc = crc32(view, self._crc)
         self._written += size
         return size
 
@@ -117,7 +119,8 @@ class ContentWriter:
             self.abort()
             raise
         self._finished = True
-        self._result = ContentClaim(self._claim.resource_claim, self._offset, self._written, self._crc)
+        checksum = self._crc if self._checksum else None
+        self._result = ContentClaim(self._claim.resource_claim, self._offset, self._written, checksum)
         self._finish(self._claim, referenced=True, reusable=True)
         return self._result
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Iterable
 
 from engine.damage import Damage, DamageLog
+from engine.provenance.frames import describe_ranges
 from engine.provenance.journal import Journal, JournalFrame, JournalSet
 
 __all__ = ["Backlog"]
@@ -53,8 +54,7 @@ class _Dropped:
             self.reasons.append(reason)
 
     def describe_ids(self) -> str:
-        shown = ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in self.ids[:10])
-        return shown + (f" and {len(self.ids) - 10} more ranges" if len(self.ids) > 10 else "")
+        return describe_ranges(self.ids, most=10)
 
 
 class Backlog:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Iterator
 
 from engine.damage import Damage
+from engine.provenance.index import connect_read_only
 from engine.provenance.journal import list_journal_sets, read_journal
 from engine.provenance.segment import Unreadable, walk
 
@@ -70,11 +71,8 @@ def _index_problem(index: Path) -> str | None:
         return "the file is missing"
     if index.stat().st_size == 0:
         return "the file is empty"
-    # Without a -wal file nobody writes the database: open it immutable, so that reading it
-    # creates no -wal or -shm file.
-    mode = "mode=ro" if index.with_name(index.name + "-wal").exists() else "mode=ro&immutable=1"
     try:
-        with closing(sqlite3.connect(f"file:{index}?{mode}", uri=True)) as conn:
+        with closing(connect_read_only(index)) as conn:
             verdict = conn.execute("PRAGMA quick_check").fetchone()[0]
             conn.execute("SELECT key, value FROM meta").fetchall()
     except sqlite3.DatabaseError as error:

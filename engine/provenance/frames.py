@@ -13,11 +13,12 @@ data after it) with :func:`parse` and :func:`resync`.
 from __future__ import annotations
 
 import struct
-from typing import Iterable, NamedTuple
+from typing import Iterable, NamedTuple, Sequence
 
 from engine.checksums import crc32
 
-__all__ = ["HEADER", "OVERHEAD", "Frame", "BadFrame", "encode", "parse", "resync", "find_next", "describe_ids"]
+__all__ = ["HEADER", "OVERHEAD", "Frame", "BadFrame", "encode", "parse", "resync", "find_next", "describe_ids",
+           "describe_ranges"]
 
 HEADER = struct.Struct("<IIQI")
 OVERHEAD = HEADER.size
@@ -119,4 +120,11 @@ def describe_ids(ids: Iterable[int]) -> str:
             ranges[-1][1] = event_id
         else:
             ranges.append([event_id, event_id])
-    return ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in ranges) or "none"
+    return describe_ranges(ranges)
+
+
+def describe_ranges(ranges: Sequence[Sequence[int]], most: int | None = None) -> str:
+    """Inclusive (first, last) id ranges as ``3–7, 9``, the first ``most`` of them at most."""
+    shown = ", ".join(str(a) if a == b else f"{a}–{b}" for a, b in ranges[:most]) or "none"
+    hidden = len(ranges) - most if most is not None and len(ranges) > most else 0
+    return shown + (f" and {hidden} more ranges" if hidden else "")

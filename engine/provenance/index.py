@@ -76,6 +76,14 @@ def connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that reads the index at ``path`` and changes nothing: without a ``-wal``
+    file nobody writes the database, so it is opened immutable (a read-only open in WAL mode
+    would create ``-wal`` and ``-shm`` files)."""
+    mode = "mode=ro" if path.with_name(path.name + "-wal").exists() else "mode=ro&immutable=1"
+    return sqlite3.connect(f"file:{path}?{mode}", uri=True)
+
+
 def is_damage(error: sqlite3.DatabaseError) -> bool:
     """Whether ``error`` says the index file is damaged, not that the disk is full or busy."""
     # OperationalError is a full disk or a busy database; ProgrammingError a closed connection.

@@ -55,6 +55,7 @@ from engine.provenance import codec
 from engine.provenance.backlog import Backlog
 from engine.provenance.config import ProvenanceConfig
 from engine.provenance.event import ProvenanceEvent
+from engine.provenance.index import connect_read_only
 from engine.provenance.journal import FRAME_OVERHEAD, JournalFrame, JournalSet, encode_frame, list_journal_sets
 from engine.provenance.lineage import LineageGraph, compute_lineage
 from engine.provenance.query import (
@@ -554,14 +555,10 @@ def describe_directory(directory: Path) -> list[str]:
     for path in shards:
         size += sum(f.stat().st_size for f in path.iterdir() if f.is_file())
         index = path / "index.db"
-        # Without a -wal file every commit is in the database itself and nobody writes it, so
-        # it is opened immutable: a read-only open in WAL mode would create -wal and -shm files.
-        wal_present = index.with_name(index.name + "-wal").exists()
-        mode = "mode=ro" if wal_present else "mode=ro&immutable=1"
         try:
             if not index.stat().st_size:
                 raise sqlite3.DatabaseError("empty")
-            with closing(sqlite3.connect(f"file:{index}?{mode}", uri=True)) as conn:
+            with closing(connect_read_only(index)) as conn:
                 meta = dict(conn.execute("SELECT key, value FROM meta"))
         except (OSError, sqlite3.DatabaseError):
             unreadable += 1

@@ -14,7 +14,6 @@ content repository's archive cleanup runs at once. When every repository has ``m
 
 from __future__ import annotations
 
-import errno
 import logging
 import os
 import threading
@@ -37,7 +36,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
 # After a check woken by an ENOSPC, the next one waits at least this long: a burst of failing
 # writers must not turn the monitor into a busy loop.
 _MIN_SPACING = 0.05
@@ -184,7 +182,7 @@ def is_disk_full(error: BaseException | None) -> bool:
     """True when ``error``, or an error it was raised from or during, says the disk is full."""
     seen: set[int] = set()
     while error is not None and id(error) not in seen:
-        if isinstance(error, OSError) and error.errno in _FULL:
+        if isinstance(error, OSError) and error.errno in fileops.DISK_FULL_ERRNOS:
             return True
         seen.add(id(error))
         error = error.__cause__ or error.__context__

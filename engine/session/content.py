@@ -87,7 +87,8 @@ class SessionContent:
         if not contents:
             return []
         records = [self._record_of(flowfile) for flowfile, _ in contents]
-        writer = self.storage.content.open_writer()
+        # Several contents each get the checksum of their own bytes, not the whole's.
+        writer = self.storage.content.open_writer(checksum=len(contents) == 1)
         try:
             for _, data in contents:
                 writer.write(data)
