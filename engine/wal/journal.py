@@ -272,7 +272,7 @@ def scan_journal(path: Path, *, stop_at: int | None = None, resync: bool = False
         expected = scan.first_txn
         read_frame = _read_frame if scan.version == 2 else _read_frame_v1
         while offset < limit:
-            frame = read_frame(handle, offset, scan.size)
+            frame = read_frame(handle, offset)
             if isinstance(frame, _EndMarker):
                 problem = _check_end_marker(scan, handle, offset, frame, stop_at)
                 if problem is None:
@@ -371,7 +371,7 @@ def _read_header(handle: BinaryIO, scan: JournalScan) -> bool:
     return True
 
 
-def _read_frame(handle: BinaryIO, offset: int, limit: int) -> tuple[int, int] | JournalProblem:
+def _read_frame(handle: BinaryIO, offset: int) -> tuple[int, int] | JournalProblem:
     """The frame at ``offset`` as (transaction id, end offset), or why it cannot be read."""
     handle.seek(offset)
     head = handle.read(FRAME_HEADER)
@@ -402,7 +402,7 @@ def _read_frame(handle: BinaryIO, offset: int, limit: int) -> tuple[int, int] | 
     return txn_id, offset + FRAME_HEADER + length
 
 
-def _read_frame_v1(handle: BinaryIO, offset: int, limit: int) -> tuple[int, int] | JournalProblem:
+def _read_frame_v1(handle: BinaryIO, offset: int) -> tuple[int, int] | JournalProblem:
     handle.seek(offset)
     head = handle.read(_V1_FRAME.size)
     if not head:
@@ -455,7 +455,7 @@ def _resync(handle: BinaryIO, start: int, limit: int, read_frame) -> int | None:
         index = window.find(marker)
         while index >= 0:
             candidate = position + index
-            if not isinstance(read_frame(handle, candidate, limit), JournalProblem):
+            if not isinstance(read_frame(handle, candidate), JournalProblem):
                 return candidate
             index = window.find(marker, index + 1)
         position += len(window)
