@@ -353,10 +353,9 @@ class Connectable:
                                 "was rolled back", type(error).__name__, error)
             return Outcome.DID_WORK
         if disk_full:
-            # Not the FlowFiles' fault nor the processor's: no penalty, no administrative yield;
-            # the disk-space monitor looks at once and pauses the node if space is short.
-            if self.runtime.disk_space is not None:
-                self.runtime.disk_space.wake()
+            # Not the FlowFiles' fault nor the processor's: no penalty, no administrative yield.
+            # A repository write that met the full disk already woke the disk-space monitor
+            # (through fileops), which pauses the node if space is short.
             self.logger.warning("the disk is full (%s); the session was rolled back, nothing is lost; "
                                 "retrying in %g s", error, self.yield_duration)
             self.yield_processor()
