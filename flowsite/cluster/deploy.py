@@ -33,7 +33,8 @@ from flowsite.flows.tenants import root_group
 from flowsite.flows.validation import tenant_problems
 from flowsite.tenancy.models import Membership, Tenant, TenantGroup, TenantGroupPermission, TenantUserPermission
 
-__all__ = ["CLUSTER_ROOT", "InvalidDesign", "authorizations", "cluster_flow", "deploy", "latest_deployments", "tenant_document"]
+__all__ = ["CLUSTER_ROOT", "InvalidDesign", "authorizations", "cluster_flow", "deploy", "latest_deployments", "tenant_document",
+           "tenant_section"]
 
 #: The identifier (and name) of the cluster flow's root group.
 CLUSTER_ROOT = "root"
@@ -76,17 +77,31 @@ def latest_deployments() -> list[Deployment]:
     return sorted(latest, key=lambda d: d.tenant.slug)
 
 
+def tenant_section(tenant: Tenant, group_identifier: str) -> dict[str, Any]:
+    """What the nodes must know of a tenant to run its group: where it runs (``pool``) and what an
+    operator granted it (the engine confines the group to that, see ``engine.confinement``)."""
+    ports = None
+    if tenant.listen_port_low is not None and tenant.listen_port_high is not None:
+        ports = [tenant.listen_port_low, tenant.listen_port_high]
+    return {"group": group_identifier, "pool": tenant.pool, "capabilities": sorted(tenant.capabilities),
+            "files": {"roots": list(tenant.file_roots)}, "network": {"allow": list(tenant.network_allow)},
+            "listenPorts": ports}
+
+
 def cluster_flow(deployments: Iterable[Deployment]) -> dict[str, Any]:
-    """The cluster's flow: a root group holding each deployment's root group."""
-    groups, contexts = [], {}
+    """The cluster's flow: a root group holding each deployment's root group, and a ``tenants``
+    section naming each tenant's group, placement and grants."""
+    groups, contexts, tenants = [], {}, {}
     for deployment in deployments:
         group = dict(deployment.document["flowContents"], groupIdentifier=CLUSTER_ROOT)
         groups.append(group)
         contexts.update(deployment.document.get("parameterContexts") or {})
+        tenants[deployment.tenant.slug] = tenant_section(deployment.tenant, group["identifier"])
     contents = {"identifier": CLUSTER_ROOT, "name": CLUSTER_ROOT, "componentType": "PROCESS_GROUP",
                 "processors": [], "connections": [], "funnels": [], "inputPorts": [], "outputPorts": [],
                 "controllerServices": [], "processGroups": groups}
-    return {"flowEncodingVersion": "1.0", "flowContents": contents, "parameterContexts": dict(sorted(contexts.items()))}
+    return {"flowEncodingVersion": "1.0", "flowContents": contents, "parameterContexts": dict(sorted(contexts.items())),
+            "tenants": tenants}
 
 
 def _holders(rows: Iterable[tuple[Any, ...]]) -> dict[str, list[str]]:

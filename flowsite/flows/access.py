@@ -20,7 +20,7 @@ from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
 
 from flowsite.flows.models import Component, ComponentGroupPermission, ComponentUserPermission
-from flowsite.tenancy.models import Membership, Tenant, TenantGroupPermission, TenantUserPermission
+from flowsite.tenancy.models import CAPABILITIES, Membership, Tenant, TenantGroupPermission, TenantUserPermission
 
 #: Component actions and the permission codenames that hold them.
 VIEW = "view_component"
@@ -38,7 +38,16 @@ MANAGE_POLICIES = "manage_policies"
 QUERY_PROVENANCE = "query_provenance"
 VIEW_CLUSTER = "view_cluster"
 USE_RESTRICTED = "use_restricted"
-GLOBAL_ACTIONS = (VIEW_FLOW, MODIFY_FLOW, MANAGE_POLICIES, QUERY_PROVENANCE, VIEW_CLUSTER, USE_RESTRICTED)
+
+
+def restricted_policy(capability: str) -> str:
+    """The global policy that allows components requiring ``capability`` (e.g. ``read-filesystem``)."""
+    return "restricted_" + capability.replace("-", "_")
+
+
+RESTRICTED_POLICIES = tuple(restricted_policy(capability) for capability in CAPABILITIES)
+GLOBAL_ACTIONS = (VIEW_FLOW, MODIFY_FLOW, MANAGE_POLICIES, QUERY_PROVENANCE, VIEW_CLUSTER, USE_RESTRICTED,
+                  *RESTRICTED_POLICIES)
 
 _GLOBAL_FALLBACK = {VIEW: VIEW_FLOW, MODIFY: MODIFY_FLOW}
 

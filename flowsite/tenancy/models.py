@@ -7,6 +7,7 @@ import uuid
 
 from django.conf import settings
 from django.contrib.auth.models import Group
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from guardian.models import GroupObjectPermissionBase, UserObjectPermissionBase
 
@@ -17,8 +18,22 @@ GLOBAL_POLICIES = [
     ("manage_policies", "access users and policies"),
     ("query_provenance", "query provenance"),
     ("view_cluster", "view the cluster"),
-    ("use_restricted", "use restricted components"),
+    ("use_restricted", "use restricted components regardless of restrictions"),
+    ("restricted_read_filesystem", "use restricted components requiring 'read filesystem'"),
+    ("restricted_write_filesystem", "use restricted components requiring 'write filesystem'"),
+    ("restricted_execute_code", "use restricted components requiring 'execute code'"),
+    ("restricted_access_environment_credentials",
+     "use restricted components requiring 'access environment credentials'"),
+    ("restricted_reference_remote_resources", "use restricted components requiring 'reference remote resources'"),
+    ("restricted_export_nifi_details", "use restricted components requiring 'export nifi details'"),
 ]
+
+#: NiFi 2's required permissions of restricted components (what an operator grants a tenant).
+CAPABILITIES = ("read-filesystem", "write-filesystem", "execute-code", "access-environment-credentials",
+                "reference-remote-resources", "export-nifi-details")
+
+#: The model-level permission of platform operators, who run the shared cluster.
+OPERATE_PLATFORM = "operate_platform"
 
 
 class Tenant(models.Model):
@@ -29,11 +44,25 @@ class Tenant(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, through="Membership", related_name="tenants")
+    # What an operator granted the tenant on the shared nodes (see docs/security.md).
+    capabilities = ArrayField(models.CharField(max_length=64), default=list, blank=True,
+                              help_text="Restricted-component capabilities granted (NiFi's names, e.g. read-filesystem).")
+    file_roots = ArrayField(models.CharField(max_length=1024), default=list, blank=True,
+                            help_text="Absolute directories the tenant's flow may use on the nodes "
+                                      "(empty: <files root>/<tenant slug>).")
+    network_allow = ArrayField(models.CharField(max_length=255), default=list, blank=True,
+                               help_text="Outbound destinations opened for the tenant: CIDR, host, or host:port.")
+    listen_port_low = models.PositiveIntegerField(null=True, blank=True,
+                                                  help_text="First port the tenant's listeners may bind.")
+    listen_port_high = models.PositiveIntegerField(null=True, blank=True,
+                                                   help_text="Last port the tenant's listeners may bind.")
+    pool = models.SlugField(max_length=64, blank=True, default="",
+                            help_text="The node pool (a runnode label) the tenant's flow runs on; empty: the shared pool.")
 
     class Meta:
         ordering = ["name"]
         default_permissions = ()
-        permissions = GLOBAL_POLICIES
+        permissions = GLOBAL_POLICIES + [(OPERATE_PLATFORM, "operate the shared platform (nodes, grants, placement)")]
 
     def __str__(self) -> str:
         return self.name
