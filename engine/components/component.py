@@ -31,7 +31,8 @@ class ConfigurableComponent:
     migrated_properties: ClassVar[Mapping[str, str]] = {}
     tags: ClassVar[tuple[str, ...]] = ()
     properties: ClassVar[Sequence[PropertyDescriptor]] = ()
-    #: Reasons the type is restricted (it reads or writes the node's files, ...).
+    #: The NiFi 2 capabilities a tenant must hold to use the type (``read-filesystem``,
+    #: ``write-filesystem``, ``execute-code``, ...; ``engine.flow.loader.CAPABILITIES``).
     restricted: ClassVar[tuple[str, ...]] = ()
     see_also: ClassVar[tuple[str, ...]] = ()
 

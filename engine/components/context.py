@@ -11,12 +11,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
 from engine.components.properties import ExpressionScope, PropertyDescriptor
+from engine.confinement import OPERATOR
 from engine.expression import CompiledExpression, compile_expression
 from engine.java_regex import java_regex
 from engine.units import parse_data_size, parse_duration
 
 if TYPE_CHECKING:
     from engine.components.state import StateManager
+    from engine.confinement import Policy
     from engine.flowfile import FlowFile
     from engine.session import ProcessSession
 
@@ -273,6 +275,15 @@ class ProcessContext(ConfigurationContext):
     def logger(self) -> logging.LoggerAdapter:
         """A logger whose warnings and errors also become bulletins of this processor."""
         return self._host.logger
+
+    @property
+    def confinement(self) -> Policy:
+        """What the processor may touch: files, connections, ports (``engine.confinement``)."""
+        return getattr(self._host, "confinement", None) or OPERATOR
+
+    def refused(self, error: Exception) -> str:
+        """A refusal as bulletins say it: ``Type[id] refused what: why``."""
+        return f"{getattr(self._host, 'component_type', 'Processor')}[{self._host.identifier}] {error}"
 
     @property
     def clock(self) -> Any:

@@ -12,9 +12,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, ClassVar
 
 from engine.components.component import ConfigurableComponent
+from engine.confinement import OPERATOR
 
 if TYPE_CHECKING:
     from engine.components.context import ConfigurationContext
+    from engine.confinement import Policy
 
 __all__ = ["ControllerService", "ServiceInitContext"]
 
@@ -22,12 +24,15 @@ __all__ = ["ControllerService", "ServiceInitContext"]
 class ServiceInitContext:
     """What an enabling service may know of the node it runs on."""
 
-    def __init__(self, identifier: str, name: str, data_dir: str | None, is_clustered: bool = False) -> None:
+    def __init__(self, identifier: str, name: str, data_dir: str | None, is_clustered: bool = False,
+                 confinement: Policy | None = None) -> None:
         self.identifier = identifier
         self.name = name
         #: A directory of the node where this service may keep files (None when there is none).
         self.data_dir = data_dir
         self.is_clustered = is_clustered
+        #: What the service may touch (``engine.confinement``): files, connections, ports.
+        self.confinement = confinement or OPERATOR
 
 
 class ControllerService(ConfigurableComponent):

@@ -15,6 +15,7 @@ from typing import Any, Iterable
 
 import jsonschema
 
+from engine.confinement.network import AllowRule
 from engine.flow.model import (
     ConnectionConfig,
     Endpoint,
@@ -26,9 +27,16 @@ from engine.flow.model import (
     ProcessGroupConfig,
     ProcessorConfig,
     ServiceConfig,
+    TenantConfig,
 )
 
-__all__ = ["FlowDefinitionError", "FlowProblem", "SCHEMA_PATH", "load_flow", "parse_flow_document", "json_path"]
+__all__ = ["CAPABILITIES", "FlowDefinitionError", "FlowProblem", "SCHEMA_PATH", "load_flow", "parse_flow_document",
+           "parse_tenants", "json_path"]
+
+#: NiFi 2's restricted-component capabilities (``RequiredPermission``), as the ``tenants`` section
+#: grants them.
+CAPABILITIES = ("read-filesystem", "write-filesystem", "execute-code", "access-environment-credentials",
+                "reference-remote-resources", "export-nifi-details")
 
 SCHEMA_PATH = Path(__file__).with_name("flow-definition.schema.json")
 
@@ -133,7 +141,10 @@ def load_flow(source: str | bytes | Path | dict[str, Any]) -> FlowDefinition:
     else:
         root = _group(document["rootGroup"], "$.rootGroup", "")
     contexts = _parameter_contexts(document.get("parameterContexts") or {})
-    return FlowDefinition(root, contexts, str(document.get("flowEncodingVersion", "1.0")), document)
+    tenants, problems = parse_tenants(document.get("tenants"))
+    if problems:
+        raise FlowDefinitionError(problems)
+    return FlowDefinition(root, contexts, str(document.get("flowEncodingVersion", "1.0")), document, tenants)
 
 
 def _text(raw: dict[str, Any], key: str, default: str = "") -> str:
@@ -254,3 +265,70 @@ def _parameter_contexts(raw: dict[str, Any] | list[Any]) -> dict[str, ParameterC
             path, context,
         )
     return contexts
+
+
+def parse_tenants(raw: Any) -> tuple[dict[str, TenantConfig], list[FlowProblem]]:
+    """The tenants of a ``tenants`` section (absent: none) and the problems found in it."""
+    if raw is None:
+        return {}, []
+    if not isinstance(raw, dict):
+        return {}, [FlowProblem("$.tenants", "must be an object of tenants by slug")]
+    tenants, problems = {}, []
+    for slug, entry in raw.items():
+        path = json_path("$.tenants", slug)
+        found: list[str] = []
+        tenant = _tenant(slug, entry, path, found)
+        problems += [FlowProblem(path, message) for message in found]
+        if tenant is not None and not found:
+            tenants[slug] = tenant
+    return tenants, problems
+
+
+def _tenant(slug: str, entry: Any, path: str, problems: list[str]) -> TenantConfig | None:
+    if not isinstance(entry, dict):
+        problems.append("must be an object")
+        return None
+    group = entry.get("group")
+    if not isinstance(group, str) or not group:
+        problems.append("'group' must name the tenant's process group")
+    pool = entry.get("pool") or ""
+    if not isinstance(pool, str):
+        problems.append("'pool' must be a text")
+    capabilities = _texts(entry.get("capabilities"), "'capabilities'", problems)
+    unknown = [name for name in capabilities if name not in CAPABILITIES]
+    if unknown:
+        problems.append(f"'capabilities' holds {', '.join(map(repr, unknown))}, which is not one of "
+                        f"{', '.join(CAPABILITIES)}")
+    roots = _texts((entry.get("files") or {}).get("roots") if isinstance(entry.get("files") or {}, dict) else 0,
+                   "'files.roots'", problems)
+    relative = [root for root in roots if not root.startswith("/")]
+    if relative:
+        problems.append(f"'files.roots' must hold absolute directories, not {', '.join(map(repr, relative))}")
+    network = entry.get("network") or {}
+    allow = _texts(network.get("allow") if isinstance(network, dict) else 0, "'network.allow'", problems)
+    for text in allow:
+        try:
+            AllowRule.parse(text)
+        except ValueError as error:
+            problems.append(f"'network.allow' entry {text!r} is no CIDR, host or host:port ({error})")
+    ports = entry.get("listenPorts")
+    if ports is not None:
+        if (not isinstance(ports, list) or len(ports) != 2 or not all(type(p) is int for p in ports)
+                or not 0 < ports[0] <= ports[1] <= 65535):
+            problems.append(f"'listenPorts' must be [low, high] with 1 <= low <= high <= 65535, or null, not "
+                            f"{ports!r}")
+            ports = None
+        else:
+            ports = (ports[0], ports[1])
+    if problems:
+        return None
+    return TenantConfig(slug, group, pool, tuple(capabilities), tuple(roots), tuple(allow), ports, path)
+
+
+def _texts(value: Any, name: str, problems: list[str]) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
+        problems.append(f"{name} must be a list of non-empty texts")
+        return []
+    return [item.strip() for item in value]

@@ -14,7 +14,7 @@ from typing import Any, Iterator
 __all__ = [
     "ComponentConfig", "ConnectionConfig", "Endpoint", "FlowDefinition", "FunnelConfig", "Parameter",
     "ParameterContextConfig", "PortConfig", "ProcessGroupConfig", "ProcessorConfig", "ServiceConfig",
-    "CONNECTABLE_TYPES",
+    "TenantConfig", "CONNECTABLE_TYPES",
 ]
 
 #: Endpoint types a connection may join.
@@ -145,14 +145,34 @@ class ParameterContextConfig:
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
 
 
+@dataclass(frozen=True)
+class TenantConfig:
+    """One entry of the flow's ``tenants`` section: the tenant's group and what an operator
+    granted it (``engine.confinement`` confines the group's components to it).
+
+    ``file_roots`` empty means ``<node files root>/<slug>``; ``listen_ports`` is an inclusive
+    ``(low, high)`` range, or None when the tenant may not listen."""
+
+    slug: str
+    group: str
+    pool: str = ""
+    capabilities: tuple[str, ...] = ()
+    file_roots: tuple[str, ...] = ()
+    network_allow: tuple[str, ...] = ()
+    listen_ports: tuple[int, int] | None = None
+    path: str = "$"
+
+
 @dataclass
 class FlowDefinition:
-    """A whole flow definition: the root group and the parameter contexts it uses."""
+    """A whole flow definition: the root group, the parameter contexts it uses and the tenants
+    whose groups it holds (by slug)."""
 
     root: ProcessGroupConfig
     parameter_contexts: dict[str, ParameterContextConfig] = field(default_factory=dict)
     encoding_version: str = "1.0"
     raw: dict[str, Any] = field(default_factory=dict, repr=False)
+    tenants: dict[str, TenantConfig] = field(default_factory=dict)
 
     def groups(self) -> Iterator[ProcessGroupConfig]:
         """Every process group, the root first."""

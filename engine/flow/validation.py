@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Iterator
 
+from engine.confinement import capability_problems
 from engine.components import (
     ComponentRegistry,
     InputRequirement,
@@ -26,6 +27,7 @@ from engine.flow.model import (
     ProcessGroupConfig,
     ProcessorConfig,
     ServiceConfig,
+    TenantConfig,
 )
 from engine.flow.parameters import ParameterError, ParameterResolver, references, substitute
 from engine.queue import UnknownPrioritizerError, resolve_prioritizer
@@ -129,6 +131,7 @@ def check_flow(flow: FlowDefinition, registry: ComponentRegistry | None = None, 
     index = FlowIndex(flow)
     resolver = ParameterResolver(flow.parameter_contexts)
     problems: list[FlowProblem] = []
+    problems += _tenant_problems(flow)
     for first, second in index.duplicates:
         problems.append(FlowProblem(json_path(second.path, "identifier"),
                                     f"identifier {second.identifier!r} is already used at {first.path}"))
@@ -151,7 +154,23 @@ def check_flow(flow: FlowDefinition, registry: ComponentRegistry | None = None, 
             problems += _check_service(service, index, registry, resolver, node_local)
         for processor in group.processors:
             problems += _check_processor(processor, index, registry, resolver, outgoing, incoming, node_local)
+    tenants = {tenant.group: tenant for tenant in flow.tenants.values()}
+    for kind, find in (("PROCESSOR", registry.processor), ("CONTROLLER_SERVICE", registry.service)):
+        for config in (flow.processors() if kind == "PROCESSOR" else flow.services()):
+            problems += _capability_problems(config, find, index, tenants)
     return problems
+
+
+def _capability_problems(config: ComponentConfig, find: Any, index: FlowIndex,
+                         tenants: dict[str, TenantConfig]) -> list[FlowProblem]:
+    """A restricted component in a tenant's group whose tenant lacks a capability it needs."""
+    tenant = next((tenants[group] for group in index.ancestors(config.group_id) if group in tenants), None)
+    try:
+        cls = find(config.type)
+    except UnknownComponentTypeError:
+        return []
+    return [FlowProblem(config.path, f"{config.name or config.identifier!r}: {message}", fatal=False)
+            for message in capability_problems(cls, tenant)]
 
 
 def load_and_check(source: Any, registry: ComponentRegistry | None = None) -> tuple[FlowDefinition, list[FlowProblem]]:
@@ -305,4 +324,22 @@ def _check_connection(connection, index: FlowIndex, registry: ComponentRegistry,
             parse(value)
         except ValueError as error:
             problems.append(FlowProblem(json_path(connection.path, field), str(error)))
+    return problems
+
+
+def _tenant_problems(flow: FlowDefinition) -> list[FlowProblem]:
+    """Fatal problems of the tenants against the flow: a group that is not a child of the root
+    group, or one owned by two tenants."""
+    children = {group.identifier for group in flow.root.process_groups}
+    owners: dict[str, str] = {}
+    problems = []
+    for slug, tenant in flow.tenants.items():
+        if tenant.group not in children:
+            problems.append(FlowProblem(json_path(tenant.path, "group"), f"tenant {slug!r}'s group "
+                                        f"{tenant.group!r} is not a process group directly under the root group"))
+        elif tenant.group in owners:
+            problems.append(FlowProblem(json_path(tenant.path, "group"), f"group {tenant.group!r} already belongs "
+                                        f"to tenant {owners[tenant.group]!r}"))
+        else:
+            owners[tenant.group] = slug
     return problems

@@ -92,7 +92,7 @@ class FetchFile(Processor):
                   PERMISSION_DENIED_LOG_LEVEL)
     relationships = (SUCCESS, NOT_FOUND, PERMISSION_DENIED, FAILURE)
     input_requirement = InputRequirement.REQUIRED
-    restricted = ("read filesystem", "write filesystem")
+    restricted = ("read-filesystem", "write-filesystem")
     reads_attributes = (WrittenAttribute("absolute.path", "The file's directory (with the default File to Fetch)"),
                         WrittenAttribute("filename", "The file's name (with the default File to Fetch)"))
     see_also = ("ListFile", "GetFile", "PutFile")

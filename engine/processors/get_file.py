@@ -90,7 +90,7 @@ class GetFile(Processor):
     relationships = (SUCCESS,)
     input_requirement = InputRequirement.FORBIDDEN
     trigger_when_empty = True
-    restricted = ("read filesystem", "write filesystem")
+    restricted = ("read-filesystem", "write-filesystem")
     writes_attributes = (
         WrittenAttribute("filename", "The file's name"),
         WrittenAttribute("path", "The file's directory relative to the input directory: './' or 'sub/dir/'"),

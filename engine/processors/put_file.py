@@ -73,7 +73,7 @@ class PutFile(Processor):
                   PERMISSIONS, OWNER, GROUP)
     relationships = (SUCCESS, FAILURE)
     input_requirement = InputRequirement.REQUIRED
-    restricted = ("write filesystem",)
+    restricted = ("write-filesystem",)
     reads_attributes = (WrittenAttribute("filename", "The name of the file to write"),)
     see_also = ("GetFile", "FetchFile")
 

@@ -28,6 +28,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from engine.components.errors import ProcessException
+from engine.confinement import NodeConfinement
 from engine.flow.model import ConnectionConfig
 from engine.queue import FlowFileAvailability, FlowFileQueue
 from engine.runtime.bulletins import BulletinBoard, ComponentLogger
@@ -125,6 +126,8 @@ class Runtime:
     #: What sessions do with FlowFiles whose content is damaged (``DamagedContentPolicy``).
     damaged_content: Any = None
     disk_space: DiskSpaceMonitor | None = None
+    #: The node-wide confinement and the tenants of the flow (``engine.confinement``).
+    confinement: NodeConfinement = field(default_factory=NodeConfinement)
 
 
 @dataclass

@@ -19,6 +19,7 @@ import threading
 import time
 from typing import Callable
 
+from engine.confinement import ConfinementSettings, NodeConfinement
 from engine.components import ComponentRegistry, ServiceReference, UnknownComponentTypeError, default_registry
 from engine.flow.loader import FlowDefinitionError, FlowProblem
 from engine.flow.model import FlowDefinition, ProcessGroupConfig
@@ -92,6 +93,7 @@ class FlowController:
         role: NodeRole | None = None,
         cluster_state: object | None = None,
         disk_space: DiskSpaceConfig | None = None,
+        confinement: ConfinementSettings | None = None,
     ) -> None:
         self.storage = storage
         self.registry = registry or default_registry()
@@ -108,7 +110,8 @@ class FlowController:
                                        lambda queue: self.orphans.setdefault(queue.identifier, queue))
         self.runtime = Runtime(storage, self.config, self.clock, self.bulletins, role or NodeRole(),
                                LocalStateProvider(storage.data_dir / "state" / "local"), cluster_state, self.scheduler,
-                               damaged_content=damaged, disk_space=self.disk_space)
+                               damaged_content=damaged, disk_space=self.disk_space,
+                               confinement=NodeConfinement(confinement, storage.data_dir))
         self.flow: FlowDefinition | None = None
         self.processors: dict[str, ProcessorNode] = {}
         self.funnels: dict[str, FunnelNode] = {}
@@ -142,6 +145,7 @@ class FlowController:
             raise FlowDefinitionError(problems)
         self.flow = flow
         self._index_groups(flow)
+        self.runtime.confinement.set_flow(flow)
         resolver = ParameterResolver(flow.parameter_contexts)
         for group in flow.groups():
             for config in group.controller_services:

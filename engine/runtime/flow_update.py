@@ -109,6 +109,7 @@ def update_flow(controller: FlowController, flow: FlowDefinition) -> tuple[list[
 
     controller.flow = flow
     controller._index_groups(flow)
+    controller.runtime.confinement.set_flow(flow)
     kept_queues = {identifier: connection.queue for identifier, connection in controller.connections.items()}
     controller.services = {identifier: controller.services[identifier]
                            if identifier in controller.services and identifier not in dropped_services

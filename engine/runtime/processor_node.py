@@ -55,6 +55,8 @@ class ProcessorNode(Connectable):
         self.services = services
         self.state_manager = ComponentStateManager(config.identifier, runtime.local_state, runtime.cluster_state)
         self.context: ProcessContext | None = None
+        #: What the processor may touch (its tenant's grants, the node's refusals).
+        self.confinement = runtime.confinement.policy(config.group_id)
         self._scheduled_ok = False
         self.configure(config, group, resolver)
 
@@ -121,6 +123,7 @@ class ProcessorNode(Connectable):
         if cls is None:
             return [ValidationProblem("", f"processor type {self.config.type!r} is not available on this node")]
         problems = list(self._config_problems)
+        problems += [ValidationProblem("", message) for message in self.confinement.missing_capabilities(cls)]
         problems += validate_properties(cls, self.properties, self.services)
         if not problems:
             try:

@@ -42,6 +42,8 @@ class ServiceNode:
         self.runtime = runtime
         self.data_dir = data_dir
         self.state = "DISABLED"
+        #: What the service may touch (its tenant's grants, the node's refusals).
+        self.confinement = runtime.confinement.policy(config.group_id)
         self._lock = threading.RLock()
         self.configure(config, group, resolver)
 
@@ -79,6 +81,7 @@ class ServiceNode:
         if self.service_class is None:
             return [ValidationProblem("", f"controller service type {self.config.type!r} is not available on this node")]
         problems = list(self._config_problems)
+        problems += [ValidationProblem("", m) for m in self.confinement.missing_capabilities(self.service_class)]
         problems += validate_properties(self.service_class, self.properties, self.services)
         if not problems:
             try:
@@ -101,7 +104,7 @@ class ServiceNode:
                 raise InvalidComponentError(self.describe(), problems)
             self.state = "ENABLING"
             init = ServiceInitContext(self.identifier, self.name, str(self.data_dir) if self.data_dir else None,
-                                      self.runtime.role.is_clustered)
+                                      self.runtime.role.is_clustered, self.confinement)
             try:
                 self.instance.on_enabled(self._configuration(), init)
             except Exception as error:

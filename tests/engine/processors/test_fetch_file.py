@@ -279,6 +279,6 @@ def test_invalid_configurations_are_reported(tmp_path):
 def test_declares_what_nifi_declares():
     assert FetchFile.nifi_type == "org.apache.nifi.processors.standard.FetchFile"
     assert [r.name for r in FetchFile.relationships] == ["success", "not.found", "permission.denied", "failure"]
-    assert FetchFile.restricted == ("read filesystem", "write filesystem")
+    assert FetchFile.restricted == ("read-filesystem", "write-filesystem")
     (default,) = [p.default for p in FetchFile.properties if p.name == "File to Fetch"]
     assert default == "${absolute.path}/${filename}"

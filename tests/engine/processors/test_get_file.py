@@ -322,7 +322,7 @@ def test_the_input_directory_may_come_from_the_environment(tmp_path, inbox, monk
 
 def test_declares_what_nifi_declares():
     assert GetFile.nifi_type == "org.apache.nifi.processors.standard.GetFile"
-    assert GetFile.restricted == ("read filesystem", "write filesystem")
+    assert GetFile.restricted == ("read-filesystem", "write-filesystem")
     assert [p.name for p in GetFile.properties] == [
         "Input Directory", "File Filter", "Path Filter", "Batch Size", "Keep Source File", "Recurse Subdirectories",
         "Polling Interval", "Ignore Hidden Files", "Minimum File Age", "Maximum File Age", "Minimum File Size",
