@@ -20,6 +20,7 @@ from engine.components import (
     WrittenAttribute,
 )
 from engine.components import validators as v
+from engine.confinement import ConfinementError
 from engine.expression import ExpressionError
 
 COMPLETION_NONE = "None"
@@ -84,6 +85,11 @@ class FetchFile(Processor):
     a crash in between can fetch the same file twice but never loses it (at least once). When
     the completion action itself fails (the file cannot be moved or deleted), the FlowFile stays
     in success and a warning is posted.
+
+    In a tenant's group the file and the move destination must lie in the tenant's file roots;
+    ``/proc``, ``/sys``, ``/dev``, the node's data directory and the platform's directories are
+    refused to everyone (``engine.confinement``). A refused FlowFile is penalized and routed to
+    failure with a bulletin saying what was refused and why; nothing is read.
     """
 
     nifi_type = "org.apache.nifi.processors.standard.FetchFile"
@@ -98,6 +104,7 @@ class FetchFile(Processor):
     see_also = ("ListFile", "GetFile", "PutFile")
 
     def on_scheduled(self, context):
+        self._confinement = context.confinement
         self._file = context.property(FILE_TO_FETCH)
         self._completion = context.property(COMPLETION_STRATEGY).value
         self._destination = context.property(MOVE_DESTINATION)
@@ -125,6 +132,14 @@ class FetchFile(Processor):
             session.transfer(session.penalize(flowfile), FAILURE)
             return None
         try:
+            self._confinement.check_path(path)
+            if destination is not None:
+                self._confinement.check_path(destination)
+        except ConfinementError as error:
+            context.logger.error("%s; routing to failure", context.refused(error))
+            session.transfer(session.penalize(flowfile), FAILURE)
+            return None
+        try:
             os.stat(path)
         except (FileNotFoundError, NotADirectoryError):
             self._log(context, self._not_found_level, "could not fetch %s for %s: the file does not exist; routing "
@@ -142,8 +157,12 @@ class FetchFile(Processor):
         if destination is not None and not self._destination_usable(context, session, flowfile, path, destination):
             return None
         try:
-            with open(path, "rb") as source:
+            with open(self._confinement.open(path, os.O_RDONLY), "rb") as source:
                 flowfile = session.write(flowfile, lambda out: shutil.copyfileobj(source, out, 1 << 20))
+        except ConfinementError as error:
+            context.logger.error("%s; routing to failure", context.refused(error))
+            session.transfer(session.penalize(flowfile), FAILURE)
+            return None
         except PermissionError:
             self._denied(context, session, flowfile, path)
             return None
@@ -168,7 +187,7 @@ class FetchFile(Processor):
                 return False
         else:
             try:
-                os.makedirs(destination, exist_ok=True)
+                self._confinement.make_directories(destination)
             except OSError as error:
                 context.logger.error("could not fetch %s for %s: the move destination %s could not be created (%s); "
                                      "routing to failure", path, flowfile.uuid, destination, error)
@@ -201,7 +220,7 @@ class FetchFile(Processor):
         for path, destination in completions:
             try:
                 if self._completion == COMPLETION_DELETE:
-                    os.remove(path)
+                    self._confinement.remove(path)
                 elif self._completion == COMPLETION_MOVE:
                     self._move(path, destination)
             except OSError as error:
@@ -209,12 +228,13 @@ class FetchFile(Processor):
                                        "delete" if self._completion == COMPLETION_DELETE else "move", error)
 
     def _move(self, path: str, destination: str) -> None:
-        os.makedirs(destination, exist_ok=True)
+        self._confinement.check_path(path)
+        destination = self._confinement.make_directories(destination)
         name = os.path.basename(path)
         target = os.path.join(destination, name)
         if os.path.exists(target):
             if self._conflict == CONFLICT_KEEP:
-                os.remove(path)
+                self._confinement.remove(path)
                 return
             if self._conflict == CONFLICT_RENAME:
                 stem, dot, extension = name.rpartition(".")

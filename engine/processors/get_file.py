@@ -18,6 +18,7 @@ from engine.components import (
     WrittenAttribute,
 )
 from engine.components import validators as v
+from engine.confinement import ConfinementError
 from engine.processors._files import (
     MAX_AGE,
     MAX_SIZE,
@@ -81,6 +82,12 @@ class GetFile(Processor):
     at least once. Tasks running at the same time never pick up the same file: a file stays
     reserved from the moment a task takes it until its FlowFile is committed (and the file
     deleted) or the session is rolled back.
+
+    In a tenant's group the input directory must lie in the tenant's file roots, and files or
+    subdirectories leading elsewhere (symbolic links) are left alone; ``/proc``, ``/sys``,
+    ``/dev``, the node's data directory and the platform's directories are refused to everyone
+    (``engine.confinement``). A refused input directory posts a bulletin saying why and the
+    processor yields; nothing is read.
     """
 
     nifi_type = "org.apache.nifi.processors.standard.GetFile"
@@ -112,6 +119,7 @@ class GetFile(Processor):
         self._last_listing = float("-inf")
 
     def on_scheduled(self, context):
+        self._confinement = context.confinement
         self._directory = os.path.abspath(context.property(DIRECTORY).evaluate().value)
         self._file_filter = context.property(FILE_FILTER).as_regex()
         self._recurse = context.property(RECURSE).as_bool()
@@ -169,6 +177,11 @@ class GetFile(Processor):
         """``(last-modified ms, path)`` of every file passing the filters; None when the input
         directory cannot be used."""
         directory = self._directory
+        try:
+            self._confinement.check_path(directory)
+        except ConfinementError as error:
+            context.logger.error("%s; yielding", context.refused(error))
+            return None
         if not os.path.isdir(directory) or not os.access(directory, os.R_OK | os.X_OK):
             context.logger.error("input directory %s does not exist or cannot be read", directory)
             return None
@@ -191,6 +204,8 @@ class GetFile(Processor):
             except OSError:
                 continue
             for entry in entries:
+                if not self._confinement.allows(entry.path):
+                    continue  # a symbolic link out of the allowed roots
                 try:
                     if entry.is_dir():
                         if self._recurse:
@@ -224,14 +239,16 @@ class GetFile(Processor):
         started = time.monotonic()
         flowfile = None
         try:
-            with open(path, "rb") as source:
+            with open(self._confinement.open(path, os.O_RDONLY), "rb") as source:
                 status = os.fstat(source.fileno())
                 flowfile = session.create()
                 flowfile = session.write(flowfile, lambda out: shutil.copyfileobj(source, out, 1 << 20))
         except OSError as error:
             if flowfile is not None:
                 session.remove(flowfile)
-            if isinstance(error, FileNotFoundError):
+            if isinstance(error, ConfinementError):
+                context.logger.error("%s", context.refused(error))
+            elif isinstance(error, FileNotFoundError):
                 context.logger.debug("%s vanished before it could be picked up", path)
             else:
                 context.logger.warning("could not pick up %s: %s", path, error)
@@ -255,7 +272,7 @@ class GetFile(Processor):
             if not self._keep_source:
                 for path in paths:
                     try:
-                        os.remove(path)
+                        self._confinement.remove(path)
                     except FileNotFoundError:
                         pass
                     except OSError as error:

@@ -22,6 +22,7 @@ from engine.components import (
     WrittenAttribute,
 )
 from engine.components import validators as v
+from engine.confinement import ConfinementError
 from engine.processors._files import (
     MAX_AGE,
     MAX_SIZE,
@@ -181,6 +182,12 @@ class ListFile(Processor):
     nothing. NiFi's Tracking Entities strategy (with its Entity Tracking properties) is not
     offered, and neither is Record Writer (Flowsite has no record writers yet): flows using
     them are reported invalid. FlowFiles get a CREATE provenance event.
+
+    In a tenant's group the input directory must lie in the tenant's file roots, and entries
+    leading elsewhere (symbolic links) are not listed; ``/proc``, ``/sys``, ``/dev``, the node's
+    data directory and the platform's directories are refused to everyone
+    (``engine.confinement``). A refused input directory posts a bulletin saying why and the
+    processor yields; nothing is listed.
     """
 
     nifi_type = "org.apache.nifi.processors.standard.ListFile"
@@ -225,6 +232,7 @@ class ListFile(Processor):
         self._last_run_ns = 0
 
     def on_scheduled(self, context):
+        self._confinement = context.confinement
         self._directory = os.path.abspath(context.property(DIRECTORY).evaluate().value)
         self._tracking = context.property(LISTING_STRATEGY).value == TRACKING_TIMESTAMPS.value
         self._recurse = context.property(RECURSE).as_bool()
@@ -355,6 +363,11 @@ class ListFile(Processor):
 
     def _list(self, context, min_timestamp: int | None) -> list[_Entry]:
         """Every file passing the filters, modified at or after ``min_timestamp``."""
+        try:
+            self._confinement.check_path(self._directory)
+        except ConfinementError as error:
+            context.logger.error("%s; yielding", context.refused(error))
+            return []
         timings = _Timings(context, self._track_performance, self._max_tracked, self._max_operation)
         now_ms = int(time.time() * 1000)
         found: list[_Entry] = []
@@ -382,6 +395,8 @@ class ListFile(Processor):
                                        directory, elapsed, self._max_listing)
             visited.add((identity.st_dev, identity.st_ino))
             for child in children:
+                if not self._confinement.allows(child.path):
+                    continue  # a symbolic link out of the allowed roots
                 try:
                     if child.is_dir():
                         if self._recurse:

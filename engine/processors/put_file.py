@@ -20,6 +20,7 @@ from engine.components import (
     WrittenAttribute,
 )
 from engine.components import validators as v
+from engine.confinement import ConfinementError
 from engine.expression import ExpressionError
 
 DIRECTORY = PropertyDescriptor(
@@ -65,6 +66,12 @@ class PutFile(Processor):
     FlowFile that cannot be written (disk full, no permission, a conflict with the 'fail'
     strategy) is penalized and routed to failure. After a crash a FlowFile may be written a
     second time (delivery is at least once); with 'replace' the result is the same file.
+
+    In a tenant's group the directory must lie in the tenant's file roots; ``/proc``, ``/sys``,
+    ``/dev``, the node's data directory and the platform's directories are refused to everyone
+    (``engine.confinement``). The file is created inside its checked directory, never through a
+    symbolic link. A refused FlowFile is penalized and routed to failure with a bulletin saying
+    what was refused and why; nothing is written.
     """
 
     nifi_type = "org.apache.nifi.processors.standard.PutFile"
@@ -78,6 +85,7 @@ class PutFile(Processor):
     see_also = ("GetFile", "FetchFile")
 
     def on_scheduled(self, context):
+        self._confinement = context.confinement
         self._directory = context.property(DIRECTORY)
         self._conflict = context.property(CONFLICT_RESOLUTION).value
         self._create = context.property(CREATE_DIRECTORIES).as_bool()
@@ -93,6 +101,10 @@ class PutFile(Processor):
             started = time.monotonic()
             try:
                 target = self._write(context, session, flowfile)
+            except ConfinementError as error:
+                context.logger.error("%s; routing %s to failure", context.refused(error), flowfile.uuid)
+                session.transfer(session.penalize(flowfile), FAILURE)
+                continue
             except _Failure as failure:
                 context.logger.error("could not write %s: %s; routing to failure", flowfile.uuid, failure)
                 session.transfer(session.penalize(flowfile), FAILURE)
@@ -112,36 +124,45 @@ class PutFile(Processor):
             raise _Failure(f"filename {name!r} would leave the directory {directory!r}")
         target = os.path.join(directory, name)
         folder = os.path.dirname(target)
+        base = os.path.basename(target)
         try:
-            self._ensure_directory(folder)
-            if self._max_files is not None and _count_files(folder) >= self._max_files:
+            real_folder = self._ensure_directory(folder)
+            if self._max_files is not None and _count_files(real_folder) >= self._max_files:
                 raise _Failure(f"directory {folder!r} already holds {self._max_files} files")
-            if self._conflict != "replace" and os.path.lexists(target):
+            if self._conflict != "replace" and os.path.lexists(os.path.join(real_folder, base)):
                 if self._conflict == "ignore":
                     context.logger.info("%s exists; ignoring FlowFile %s", target, flowfile.uuid)
                     return None
                 raise _Failure(f"{target!r} already exists")
-            temporary = os.path.join(folder, "." + os.path.basename(target))
-            self._copy_content(session, flowfile, temporary)
-            self._apply_metadata(flowfile, temporary)
-            os.replace(temporary, target)
+            folder_fd = self._confinement.open_directory(real_folder)
+            try:
+                self._put(session, flowfile, folder_fd, base)
+            finally:
+                os.close(folder_fd)
+        except ConfinementError:
+            raise
         except OSError as error:
             self._known_directories.discard(folder)
             raise _Failure(f"{type(error).__name__}: {error}") from error
         return target
 
-    def _ensure_directory(self, folder: str) -> None:
+    def _ensure_directory(self, folder: str) -> str:
+        """The folder's real path, once checked (and created when missing)."""
+        real = self._confinement.check_path(folder)
         if folder in self._known_directories:
-            return
-        if not os.path.isdir(folder):
+            return real
+        if not os.path.isdir(real):
             if not self._create:
                 raise _Failure(f"directory {folder!r} does not exist")
-            os.makedirs(folder, exist_ok=True)
+            real = self._confinement.make_directories(real)
         self._known_directories.add(folder)
+        return real
 
-    @staticmethod
-    def _copy_content(session, flowfile, path: str) -> None:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    def _put(self, session, flowfile, folder_fd: int, name: str) -> None:
+        """Write the content to ``.name`` in the folder, set its metadata, rename it into place."""
+        temporary = "." + name
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644,
+                     dir_fd=folder_fd)
         try:
             if flowfile.size <= _SMALL:
                 _write_all(fd, session.read_bytes(flowfile))
@@ -149,26 +170,28 @@ class PutFile(Processor):
                 with session.read(flowfile) as source:
                     while chunk := source.read(1 << 20):
                         _write_all(fd, chunk)
+            self._apply_metadata(flowfile, fd)
         finally:
             os.close(fd)
+        os.replace(temporary, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
 
-    def _apply_metadata(self, flowfile, path: str) -> None:
+    def _apply_metadata(self, flowfile, fd: int) -> None:
         try:
             if self._modified.is_set():
                 text = self._modified.evaluate(flowfile).value
                 if text:
                     moment = datetime.strptime(text, "%d/%m/%Y %H:%M:%S %z").timestamp()
-                    os.utime(path, (moment, moment))
+                    os.utime(fd, (moment, moment))
             if self._permissions.is_set():
                 text = (self._permissions.evaluate(flowfile).value or "").strip()
                 if text:
-                    os.chmod(path, _mode(text))
+                    os.fchmod(fd, _mode(text))
             owner = self._owner.evaluate(flowfile).value if self._owner.is_set() else None
             group = self._group.evaluate(flowfile).value if self._group.is_set() else None
             if owner or group:
                 uid = pwd.getpwnam(owner).pw_uid if owner else -1
                 gid = grp.getgrnam(group).gr_gid if group else -1
-                os.chown(path, uid, gid)
+                os.fchown(fd, uid, gid)
         except (ValueError, KeyError, ExpressionError) as error:
             raise _Failure(f"could not set the file's metadata: {error}") from error
 
