@@ -215,6 +215,18 @@ class Policy:
             raise last_error
         raise ConfinementError(f"{host}:{port}", "; ".join(dict.fromkeys(refusals)) or "it does not resolve")
 
+    def check_destination(self, host: str, port: int) -> None:
+        """Raise ConfinementError when an address ``host`` resolves to now is refused (for
+        clients that connect on their own; a host that does not resolve passes)."""
+        try:
+            infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+        except OSError:
+            return
+        for *_, sockaddr in infos:
+            reason = self.address_refusal(host, sockaddr[0], port)
+            if reason is not None:
+                raise ConfinementError(f"{host}:{port}", reason)
+
     def check_listen(self, port: int) -> None:
         """Raise ConfinementError unless the tenant may listen on ``port`` (the operator may)."""
         tenant = self.tenant

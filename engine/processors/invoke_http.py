@@ -8,6 +8,7 @@ import hashlib
 import http.cookiejar
 import re
 import secrets
+import socket
 import time
 import urllib.request
 import uuid
@@ -20,7 +21,7 @@ from urllib.parse import urljoin, urlsplit
 
 import urllib3
 from cryptography import x509
-from urllib3.exceptions import ConnectTimeoutError
+from urllib3.exceptions import ConnectTimeoutError, NameResolutionError, NewConnectionError
 
 from engine.components import (
     AllowableValue,
@@ -34,6 +35,7 @@ from engine.components import (
     WrittenAttribute,
 )
 from engine.components import validators as v
+from engine.confinement import ConfinementError, Policy
 from engine.services.apis import SSLContextProvider
 from engine.units import parse_duration
 
@@ -234,6 +236,9 @@ class InvokeHTTP(Processor):
     timeout, unknown host) the processor also yields, so a server that is down is not hammered,
     and the FlowFiles still queued wait. Failure FlowFiles carry the Python exception's class and
     message in ``invokehttp.java.exception.class`` and ``invokehttp.java.exception.message``.
+    Connections are confined (``engine.confinement``): each address a host resolves to is
+    checked before it is connected to, redirects included, and a refused one fails the FlowFile
+    with a bulletin saying what was refused and why; nothing is sent.
 
     Without an incoming connection each run sends one request (GET, DELETE, HEAD, OPTIONS: POST,
     PUT and PATCH need a FlowFile and do nothing). Delivery is at least once: after a crash a
@@ -332,7 +337,8 @@ class InvokeHTTP(Processor):
                                         read=context.property(READ_TIMEOUT).as_duration())
         self._pool = urllib3.PoolManager(num_pools=32, maxsize=max(1, idle), block=False, ssl_context=ssl_context,
                                          retries=False, timeout=self._timeout)
-        self._pool.pool_classes_by_scheme = _pool_classes(context.property(WRITE_TIMEOUT).as_duration())
+        self._pool.pool_classes_by_scheme = _pool_classes(context.property(WRITE_TIMEOUT).as_duration(),
+                                                          context.confinement)
         self._last_used = time.monotonic()
         pattern = context.property(HEADER_ATTRIBUTES_PATTERN)
         self._header_pattern = pattern.as_regex() if pattern.is_set() and pattern.value.strip() else None
@@ -391,14 +397,18 @@ class InvokeHTTP(Processor):
             self._exchange(context, session, exchange, method, url)
         except Exception as error:
             unreachable = isinstance(error, ConnectTimeoutError)
+            if isinstance(error, _Refused):
+                error = error.refusal
+                reason = context.refused(error)
+            else:
+                reason = f"{type(error).__name__}: {error}"
             if exchange.response is not None:
                 session.remove(exchange.response)
             if exchange.request is None:
-                context.logger.error("request failed: %s: %s", type(error).__name__, error)
+                context.logger.error("request failed: %s", reason)
                 context.yield_processor()
                 return False
-            context.logger.error("request for %s failed: %s: %s; routing to Failure", exchange.request.uuid,
-                                 type(error).__name__, error)
+            context.logger.error("request for %s failed: %s; routing to Failure", exchange.request.uuid, reason)
             flowfile = session.penalize(exchange.request)
             flowfile = session.put_all_attributes(flowfile, {EXCEPTION_CLASS: _class_name(error),
                                                              EXCEPTION_MESSAGE: str(error)})
@@ -811,11 +821,35 @@ def _digest_authorization(response, method: str, url: str, username: str, passwo
     return None
 
 
-def _pool_classes(write_timeout: float) -> dict[str, type]:
-    """Connection pool classes whose connections write the request under ``write_timeout``
-    (urllib3 itself bounds writes by the connect timeout)."""
+class _Refused(Exception):
+    """A connection the confinement policy refused (not an OSError, so urllib3 does not wrap it)."""
+
+    def __init__(self, refusal: ConfinementError) -> None:
+        super().__init__(str(refusal))
+        self.refusal = refusal
+
+
+def _pool_classes(write_timeout: float, policy: Policy) -> dict[str, type]:
+    """Connection pool classes whose connections go through ``policy`` and write the request
+    under ``write_timeout`` (urllib3 itself bounds writes by the connect timeout)."""
 
     class WriteTimeout:
+        def _new_conn(self):
+            try:
+                sock = policy.connect(self._dns_host, self.port, self.timeout, self.source_address)
+            except ConfinementError as refusal:
+                raise _Refused(refusal) from None
+            except socket.gaierror as error:
+                raise NameResolutionError(self.host, self, error) from error
+            except TimeoutError as error:
+                raise ConnectTimeoutError(self, f"Connection to {self.host} timed out. (connect timeout="
+                                                f"{self.timeout})") from error
+            except OSError as error:
+                raise NewConnectionError(self, f"Failed to establish a new connection: {error}") from error
+            for option in self.socket_options or ():
+                sock.setsockopt(*option)
+            return sock
+
         def request(self, method, url, body=None, headers=None, **kwargs):
             if self.sock is None:
                 self.connect()  # under the connect timeout the pool has set

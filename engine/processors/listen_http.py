@@ -143,6 +143,9 @@ class ListenHTTP(Processor):
     The server starts when the processor is scheduled and stops (its port freed) when it is
     stopped. Only HTTP/1.1 is served. Record readers and writers and the confirmation ("hold")
     protocol of NiFi's retired PostHTTP are not available.
+
+    The ports are confined (``engine.confinement``): in a tenant's group only the tenant's listen
+    ports may be bound; starting on another fails with a bulletin saying why.
     """
 
     nifi_type = "org.apache.nifi.processors.standard.ListenHTTP"
@@ -179,10 +182,13 @@ class ListenHTTP(Processor):
             ssl_context.verify_mode = _verify_mode(context.property(CLIENT_AUTHENTICATION).value, ssl_context)
             health_context = provider.create_context(server_side=True)
         threads = context.property(MAX_THREADS).as_int()
+        port = context.property(PORT).evaluate().as_int()
+        health_port = context.property(HEALTH_CHECK_PORT).evaluate().as_int()
+        for checked in (port, health_port):
+            if checked is not None:
+                context.confinement.check_listen(checked)
         try:
-            port = context.property(PORT).evaluate().as_int()
             self._listeners.append(_Listener(port, receiver, ssl_context, threads, health_only=False))
-            health_port = context.property(HEALTH_CHECK_PORT).evaluate().as_int()
             if health_port is not None:
                 self._listeners.append(_Listener(health_port, receiver, health_context, threads, health_only=True))
         except BaseException:

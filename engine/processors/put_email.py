@@ -28,6 +28,7 @@ from engine.components import (
 )
 from engine.components import validators as v
 from engine.components.processor import DynamicProperties
+from engine.confinement import ConfinementError, Policy
 from engine.expression import ExpressionError
 
 _FLOWFILE = ExpressionScope.FLOWFILE_ATTRIBUTES
@@ -165,7 +166,8 @@ class PutEmail(Processor):
     an expression that fails) is penalized and routed to failure. When the server cannot be
     reached or refuses the message, the FlowFile is penalized and routed to failure, the rest
     of the batch goes back to the queue, and the processor yields. FlowFiles of one trigger that
-    use the same server share a connection. Each e-mail sent gets a SEND provenance event whose
+    use the same server share a connection. Connections are confined (``engine.confinement``):
+    a refused server address fails the FlowFile with a bulletin saying why. Each e-mail sent gets a SEND provenance event whose
     transit URI is ``smtp://host:port``. If the server accepts the message for some recipients
     only, the FlowFile goes to success and a warning names the refused ones. Delivery is at
     least once: a crash after sending and before committing sends the e-mail again.
@@ -197,6 +199,7 @@ class PutEmail(Processor):
             yield f"'{SMTP_SOCKET_FACTORY.name}' must be {SSL_SOCKET_FACTORY} or {PLAIN_SOCKET_FACTORY}, not {factory!r}"
 
     def on_scheduled(self, context):
+        self._confinement = context.confinement
         regex = context.property(ATTRIBUTE_NAME_REGEX)
         self._header_pattern = regex.as_regex() if regex.is_set() else None
         self._charset = context.property(INPUT_CHARACTER_SET).value.strip()
@@ -222,9 +225,10 @@ class PutEmail(Processor):
                     stale = connections.pop(settings, None)
                     if stale is not None:
                         stale.close()
-                    context.logger.error("failed to send the e-mail for %s through %s:%d: %s: %s; routing to "
-                                         "failure and yielding", flowfile.uuid, settings.host, settings.port,
-                                         type(error).__name__, error)
+                    reason = (context.refused(error) if isinstance(error, ConfinementError)
+                              else f"{type(error).__name__}: {error}")
+                    context.logger.error("failed to send the e-mail for %s through %s:%d: %s; routing to failure "
+                                         "and yielding", flowfile.uuid, settings.host, settings.port, reason)
                     session.transfer(session.penalize(flowfile), FAILURE)
                     for untouched in flowfiles[index + 1:]:
                         session.transfer(untouched)
@@ -355,7 +359,7 @@ class PutEmail(Processor):
     def _send(self, connections: dict, settings: _Settings, envelope, message: bytes) -> dict:
         connection = connections.get(settings)
         if connection is None:
-            connection = connections[settings] = _connect(settings)
+            connection = connections[settings] = _connect(settings, self._confinement)
         sender, recipients = envelope
         return connection.sendmail(sender, recipients, message)
 
@@ -392,21 +396,40 @@ class _BadMessage(Exception):
     """Why the e-mail of one FlowFile cannot be built."""
 
 
-def _connect(settings: _Settings) -> smtplib.SMTP:
+class _ConfinedSMTP(smtplib.SMTP):
+    """An SMTP client whose connection goes through a confinement policy."""
+
+    def __init__(self, policy: Policy, *args, **kwargs) -> None:
+        self._policy = policy
+        super().__init__(*args, **kwargs)
+
+    def _get_socket(self, host, port, timeout):
+        return self._policy.connect(host, port, timeout, self.source_address)
+
+
+class _ConfinedSMTPS(smtplib.SMTP_SSL, _ConfinedSMTP):
+    """SMTPS through a confinement policy (``SMTP_SSL`` wraps the socket ``_ConfinedSMTP`` opens)."""
+
+    def __init__(self, policy: Policy, *args, **kwargs) -> None:
+        self._policy = policy
+        smtplib.SMTP_SSL.__init__(self, *args, **kwargs)
+
+
+def _connect(settings: _Settings, policy: Policy) -> smtplib.SMTP:
     """An SMTP session ready to send: connected, greeted, secured and authenticated as configured."""
     context = settings.tls_context()
     connection = None
     if settings.implicit_tls:
         try:
-            connection = smtplib.SMTP_SSL(settings.host, settings.port, local_hostname=settings.local_hostname,
-                                          timeout=settings.connect_timeout, context=context)
+            connection = _ConfinedSMTPS(policy, settings.host, settings.port, local_hostname=settings.local_hostname,
+                                        timeout=settings.connect_timeout, context=context)
         except ssl.SSLError:
             if not settings.fallback:
                 raise
     secured = connection is not None
     if connection is None:
-        connection = smtplib.SMTP(settings.host, settings.port, local_hostname=settings.local_hostname,
-                                  timeout=settings.connect_timeout)
+        connection = _ConfinedSMTP(policy, settings.host, settings.port, local_hostname=settings.local_hostname,
+                                   timeout=settings.connect_timeout)
     try:
         connection.sock.settimeout(settings.timeout)
         connection.ehlo_or_helo_if_needed()

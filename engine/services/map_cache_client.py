@@ -10,6 +10,7 @@ from typing import Any
 
 from engine.components import ControllerService, PropertyDescriptor
 from engine.components import validators as v
+from engine.confinement import OPERATOR, Policy
 from engine.services.apis import DistributedMapCacheClient, SSLContextProvider
 from engine.services.map_cache_protocol import (
     MAGIC,
@@ -62,8 +63,10 @@ class MapCacheClientService(ControllerService, DistributedMapCacheClient):
         self._address: tuple[str, int] | None = None
         self._timeout = 30.0
         self._tls: ssl.SSLContext | None = None
+        self._confinement: Policy = OPERATOR
 
     def on_enabled(self, context, init) -> None:
+        self._confinement = init.confinement
         self._address = (context.property(HOSTNAME).value.strip(), context.property(PORT).as_int())
         self._timeout = context.property(COMMUNICATIONS_TIMEOUT).as_duration()
         provider = context.property(SSL_CONTEXT_SERVICE).as_service()
@@ -118,7 +121,7 @@ class MapCacheClientService(ControllerService, DistributedMapCacheClient):
                 connection.close()
         if address is None:
             raise ConnectionError("the map cache client service is disabled")
-        return _Connection(address, self._timeout, self._tls)
+        return _Connection(address, self._timeout, self._tls, self._confinement)
 
     def _give_back(self, connection: _Connection) -> None:
         with self._lock:
@@ -131,9 +134,9 @@ class MapCacheClientService(ControllerService, DistributedMapCacheClient):
 class _Connection:
     """One handshaken connection to the server."""
 
-    def __init__(self, address: tuple[str, int], timeout: float, tls: ssl.SSLContext | None) -> None:
+    def __init__(self, address: tuple[str, int], timeout: float, tls: ssl.SSLContext | None, policy: Policy) -> None:
         self.address = address
-        sock = socket.create_connection(address, timeout=timeout)
+        sock = policy.connect(address[0], address[1], timeout=timeout)
         try:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if tls is not None:

@@ -89,7 +89,9 @@ class MapCacheServer(ControllerService):
     lose the last changes), and the journal is folded into a snapshot, written to a temporary
     file and renamed into place, when the service is enabled, disabled, or the journal grows
     long. Read counts since the last snapshot are not persisted. The protocol is Flowsite's
-    own (see ``map_cache_protocol``): NiFi clients cannot talk to this server.
+    own (see ``map_cache_protocol``): NiFi clients cannot talk to this server. In a tenant's
+    group the port must be one of the tenant's listen ports and the Persistence Directory in its
+    file roots (``engine.confinement``); enabling fails otherwise, saying why.
     """
 
     nifi_type = "org.apache.nifi.distributed.cache.server.map.MapCacheServer"
@@ -111,7 +113,8 @@ class MapCacheServer(ControllerService):
         provider = context.property(SSL_CONTEXT_SERVICE).as_service()
         tls = provider.create_context(server_side=True) if provider is not None else None
         directory = context.property(PERSISTENCE_DIRECTORY).evaluate().value
-        store = _Store(Path(directory)) if directory else None
+        init.confinement.check_listen(context.property(PORT).as_int())
+        store = _Store(Path(init.confinement.check_path(directory))) if directory else None
         cache = MapCache(context.property(MAX_CACHE_ENTRIES).as_int(), context.property(EVICTION_STRATEGY).value,
                          store)
         try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 
 import redis
@@ -16,6 +17,7 @@ from engine.components import (
     PropertyDescriptor,
 )
 from engine.components import validators as v
+from engine.confinement import ConfinementError, Policy
 from engine.services.apis import RedisConnectionPool
 
 __all__ = ["RedisConnectionPoolService"]
@@ -118,6 +120,12 @@ class RedisConnectionPoolService(ControllerService, RedisConnectionPool):
     use. The other commons-pool tuning properties of NiFi are accepted so NiFi flows load, and
     have no effect. TLS (NiFi's SSL Context Service) is not offered: a flow using it is
     reported invalid.
+
+    Connections are confined (``engine.confinement``): in Standalone mode every connection is
+    checked when it is made; a refused address fails the operation with the reason. Sentinel
+    and Cluster modes connect to servers they discover, which cannot be checked: tenants may
+    not use them (enabling fails, saying why) and the operator's listed servers are checked
+    when the service is enabled.
     """
 
     nifi_type = "org.apache.nifi.redis.service.RedisConnectionPoolService"
@@ -186,6 +194,9 @@ class RedisConnectionPoolService(ControllerService, RedisConnectionPool):
                    "health_check_interval": health_check}
         max_connections = max_total if max_total >= 0 else None
         addresses = [_address(part.strip()) for part in value(CONNECTION_STRING).split(",")]
+        policy = init.confinement
+        if self._mode != STANDALONE:
+            _check_discovering(policy, self._mode, addresses)
         if self._mode == CLUSTER:
             options.pop("db")
             self._cluster_options = {"startup_nodes": [ClusterNode(host, port) for host, port in addresses],
@@ -199,6 +210,7 @@ class RedisConnectionPoolService(ControllerService, RedisConnectionPool):
             self._client = sentinels.master_for(value(SENTINEL_MASTER), max_connections=max_connections, **options)
             return
         host, port = addresses[0]
+        options["connection_class"] = _confined_connection(policy)
         if max_connections is not None and context.property(POOL_BLOCK_WHEN_EXHAUSTED).as_bool():
             pool = redis.BlockingConnectionPool(host=host, port=port, max_connections=max_connections,
                                                 timeout=context.property(POOL_MAX_WAIT_TIME).as_duration(), **options)
@@ -213,6 +225,31 @@ class RedisConnectionPoolService(ControllerService, RedisConnectionPool):
             client.close()
         elif client is not None:
             client.connection_pool.disconnect()
+
+
+def _confined_connection(policy: Policy) -> type[redis.Connection]:
+    """A redis-py connection class whose sockets go through ``policy`` (checked at connect time)."""
+
+    class ConfinedConnection(redis.Connection):
+        def _connect(self):
+            sock = policy.connect(self.host, self.port, timeout=self.socket_connect_timeout)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            if self.socket_keepalive:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+            sock.settimeout(self.socket_timeout)
+            return sock
+
+    return ConfinedConnection
+
+
+def _check_discovering(policy: Policy, mode: str, addresses: list[tuple[str, int]]) -> None:
+    """Sentinel and Cluster clients connect to servers they discover, which redis-py connects to
+    without a policy: a tenant may not use them, the operator's configured servers are checked."""
+    if policy.tenant is not None:
+        raise ConfinementError(f"Redis {mode} mode", f"it reaches servers it discovers, which confinement cannot "
+                               f"check; tenant {policy.tenant.slug} may use {STANDALONE} mode")
+    for host, port in addresses:
+        policy.check_destination(host, port)
 
 
 def _cluster(options: dict) -> RedisCluster:
