@@ -50,7 +50,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         run_node(args.data_dir, args.flow, config=args.config, parameter=args.parameter,
                  status_interval=args.status_interval, name=args.data_dir.resolve().name,
-                 accept_damage=args.accept_damage)
+                 accept_damage=args.accept_damage, files_root=args.files_root)
     except RunError as error:
         print(f"error: {error}", file=sys.stderr)
         return error.exit_status

@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterator, Mapping
 from engine.cluster.config import ClusterConfig
 from engine.components import ComponentRegistry
 from engine.config import StorageConfig
+from engine.confinement import ConfinementSettings
 from engine.flow import FlowDefinition, FlowDefinitionError, FlowProblem, check_flow, load_flow
 from engine.flow.loader import parse_flow_document
 from engine.fileops import write_atomically
@@ -37,23 +38,26 @@ FLOW_FILE = "flow.json.gz"
 
 @dataclass(frozen=True)
 class NodeConfig:
-    """A node's settings: its repositories, its runtime, its clustering and the free disk space
-    it needs (read from one JSON document whose ``runtime``, ``cluster`` and ``disk_space``
-    sections hold those settings and whose other sections are the storage's)."""
+    """A node's settings: its repositories, its runtime, its clustering, the free disk space it
+    needs and the confinement of its components (read from one JSON document whose ``runtime``,
+    ``cluster``, ``disk_space`` and ``confinement`` sections hold those settings and whose other
+    sections are the storage's)."""
 
     storage: StorageConfig = field(default_factory=StorageConfig)
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     disk_space: DiskSpaceConfig = field(default_factory=DiskSpaceConfig)
+    confinement: ConfinementSettings = field(default_factory=ConfinementSettings)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> NodeConfig:
         """Build from a mapping of sections."""
-        own = ("runtime", "cluster", "disk_space")
+        own = ("runtime", "cluster", "disk_space", "confinement")
         storage_sections = {name: section for name, section in values.items() if name not in own}
         return cls(StorageConfig.from_mapping(storage_sections), RuntimeConfig.from_mapping(values.get("runtime", {})),
                    ClusterConfig.from_mapping(values.get("cluster", {})),
-                   DiskSpaceConfig.from_mapping(values.get("disk_space", {})))
+                   DiskSpaceConfig.from_mapping(values.get("disk_space", {})),
+                   ConfinementSettings.from_mapping(values.get("confinement", {})))
 
     @classmethod
     def from_file(cls, path: Path) -> NodeConfig:
@@ -217,7 +221,8 @@ class StandaloneNode:
                  sum(s.count for files in recovered.swap_files.values() for _, s in files),
                  recovered.wal.seconds if recovered.wal else 0.0)
         controller = FlowController(self.storage, registry=self.registry, config=self.config.runtime, role=self.role,
-                                    cluster_state=self.cluster_state, disk_space=self.config.disk_space)
+                                    cluster_state=self.cluster_state, disk_space=self.config.disk_space,
+                                    confinement=self.config.confinement)
         controller.load(self.flow, recovered)
         self.controller = controller
         self.save()

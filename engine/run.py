@@ -42,7 +42,8 @@ class RunError(Exception):
 
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
-    """Add the options of running a node: --flow, --data-dir, --config, --parameter, --status-interval."""
+    """Add the options of running a node: --flow, --data-dir, --config, --parameter, --status-interval,
+    --files-root, --accept-damage."""
     parser.add_argument("--flow", type=Path, help="the flow definition (JSON, optionally gzip); without it, the "
                                                   "flow saved in the data directory resumes")
     parser.add_argument("--data-dir", type=Path, required=True, help="the node's data directory")
@@ -51,6 +52,9 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
                         help="set a parameter of the flow's parameter contexts (repeatable)")
     parser.add_argument("--status-interval", type=float, metavar="SECONDS",
                         help="seconds between status lines in the log (default 60)")
+    parser.add_argument("--files-root", type=Path, metavar="DIR",
+                        help="where tenants' files live: a tenant without configured file roots may touch only "
+                             "DIR/<tenant slug> (overrides the settings' confinement.files_root)")
     parser.add_argument("--accept-damage", action="store_true",
                         help="start even though the FlowFile repository's write-ahead log is damaged: keep a copy "
                              "of its files in DATA_DIR/quarantine/, recover what is readable and report what was "
@@ -59,14 +63,20 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_node(data_dir: Path, flow: Path | None = None, *, config: Path | None = None, parameter: Sequence[str] = (),
              status_interval: float | None = None, name: str = "node", cluster: ClusterOptions | None = None,
-             accept_damage: bool = False) -> None:
+             accept_damage: bool = False, files_root: Path | None = None, protected_paths: Sequence[str] = (),
+             platform_addresses: Sequence[str] = ()) -> None:
     """Run the node over ``data_dir`` until SIGTERM or SIGINT, then stop it cleanly.
 
     The arguments are those of ``add_run_arguments`` (``parameter`` holds ``NAME=VALUE`` texts);
     ``name`` identifies the node in the log; with ``cluster`` the node joins that cluster (see
-    ``engine.cluster.agent``). Raises RunError when the node cannot start.
+    ``engine.cluster.agent``); ``protected_paths`` and ``platform_addresses`` are added to the
+    settings' ``confinement`` section. Raises RunError when the node cannot start.
     """
     node_config = _node_config(config, status_interval)
+    confinement = node_config.confinement.adding(tuple(map(str, protected_paths)), tuple(platform_addresses))
+    if files_root is not None:
+        confinement = replace(confinement, files_root=str(Path(files_root).resolve()))
+    node_config = replace(node_config, confinement=confinement)
     if accept_damage:
         node_config = replace(node_config, storage=replace(node_config.storage, flowfile_repository=replace(
             node_config.storage.flowfile_repository, accept_damage=True)))

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from engine.components import Processor, Scope, StateMap
+from engine.confinement import ConfinementSettings
 from engine.flow import load_flow
 from engine.flowfile import FlowFile
 from engine.provenance.event import ProvenanceEvent
@@ -34,6 +35,7 @@ __all__ = ["ProcessorTestRunner"]
 
 PROCESSOR_ID = "processor-under-test"
 INPUT_ID = "input"
+TENANT_GROUP_ID = "tenant-group"
 _names = itertools.count(1)
 
 
@@ -43,7 +45,9 @@ class ProcessorTestRunner:
     ``services`` maps service identifiers to ``(type, properties)``; they are enabled before
     the processor starts. ``scheduling`` holds extra processor fields of the flow definition
     (``{"penaltyDuration": "1 sec"}``). With ``input=False`` the processor gets no incoming
-    connection (for sources).
+    connection (for sources). With ``tenant`` (an entry of a flow's ``tenants`` section, without
+    its ``group``) everything sits in the group of tenant ``acme``, confined by that entry and by
+    ``confinement`` (the node-wide settings).
     """
 
     def __init__(
@@ -58,18 +62,24 @@ class ProcessorTestRunner:
         auto_terminate: tuple[str, ...] = (),
         clock: Clock | None = None,
         config: RuntimeConfig | None = None,
+        tenant: Mapping[str, Any] | None = None,
+        confinement: ConfinementSettings | None = None,
     ) -> None:
         self.directory = Path(directory) / f"runner-{next(_names)}"
         type_name = processor_type if isinstance(processor_type, str) else processor_type.type_name
         self.storage = NodeStorage(self.directory / "node")
         recovered = self.storage.open(background=False)
         self.controller = FlowController(self.storage, clock=clock or ManualClock(),
-                                         config=config or RuntimeConfig())
+                                         config=config or RuntimeConfig(), confinement=confinement)
         if not isinstance(processor_type, str):
             self.controller.registry.register(processor_type, "test")
         relationships = self._relationships(type_name, properties or {})
         document = self._flow(type_name, properties or {}, services or {}, scheduling or {}, input,
                               relationships, auto_terminate)
+        if tenant is not None:
+            document = {"flowContents": {"identifier": "root", "name": "node", "processGroups": [
+                            dict(document["flowContents"], identifier=TENANT_GROUP_ID)]},
+                        "tenants": {"acme": {**tenant, "group": TENANT_GROUP_ID}}}
         self.problems = self.controller.load(load_flow(document), recovered)
         self.node = self.controller.processor(PROCESSOR_ID)
         self._input = self.controller.queue(INPUT_ID) if input else None

@@ -10,13 +10,16 @@ from engine.flow.sealed import open_flow
 from engine.run import RunError, add_run_arguments
 from flowsite.flows.secrets import current_key
 from workers.commands import NodeCommands
+from workers.confinement import platform_addresses, protected_paths
 from workers.node import node_id, run
 
 
 class Command(BaseCommand):
     help = ("Run one engine node over its data directory until SIGTERM or SIGINT, in the cluster named by "
             "FLOWSITE_CLUSTER through the Redis at REDIS_URL (standalone, as the primary node, while Redis does "
-            "not answer). Without --flow the node resumes the flow saved in the data directory, or starts empty.")
+            "not answer). Without --flow the node resumes the flow saved in the data directory, or starts empty. "
+            "Components may not reach the platform's Redis, the addresses of FLOWSITE_PLATFORM_ADDRESSES "
+            "(host:port,...) or the project's .local directory (see workers.confinement).")
 
     def add_arguments(self, parser):
         parser.add_argument("--node-id", required=True, type=node_id, help="This node's id, e.g. node-1.")
@@ -27,7 +30,7 @@ class Command(BaseCommand):
         add_run_arguments(parser)
 
     def handle(self, *args, node_id, standalone, election_max_candidates, data_dir, flow, config, parameter,
-               status_interval, accept_damage, **options):
+               status_interval, accept_damage, files_root, **options):
         if election_max_candidates is not None and election_max_candidates < 1:
             raise CommandError("--election-max-candidates must be at least 1")
         key = current_key()
@@ -37,6 +40,8 @@ class Command(BaseCommand):
             register_commands=lambda listener, node: NodeCommands(lambda: node.controller, node_id).register(listener))
         try:
             run(node_id, data_dir, flow, cluster=cluster, config=config, parameter=parameter,
-                status_interval=status_interval, accept_damage=accept_damage)
+                status_interval=status_interval, accept_damage=accept_damage, files_root=files_root,
+                protected_paths=protected_paths(settings.BASE_DIR, data_dir, files_root),
+                platform_addresses=platform_addresses(settings.REDIS_URL))
         except RunError as error:
             raise CommandError(str(error), returncode=error.exit_status) from None
