@@ -335,8 +335,8 @@ def _tenant_problems(flow: FlowDefinition) -> list[FlowProblem]:
     problems = []
     for slug, tenant in flow.tenants.items():
         if tenant.group not in children:
-            problems.append(FlowProblem(json_path(tenant.path, "group"), f"tenant {slug!r}'s group "
-                                        f"{tenant.group!r} is not a process group directly under the root group"))
+            problems.append(FlowProblem(json_path(tenant.path, "group"), f"the group {tenant.group!r} of "
+                                        f"tenant {slug!r} is not a process group directly under the root group"))
         elif tenant.group in owners:
             problems.append(FlowProblem(json_path(tenant.path, "group"), f"group {tenant.group!r} already belongs "
                                         f"to tenant {owners[tenant.group]!r}"))
