@@ -3,8 +3,9 @@
 Components are matched by identifier. One whose definition is unchanged (run state and position
 aside), whose properties resolve to the same values (parameters included), whose services are unchanged and whose connections are unchanged keeps
 running untouched. The others are stopped — removed ones, changed ones, those whose parameters
-changed value, those referencing a changed service, and the ends of a connection that is added,
-removed or changed — their running tasks getting the graceful shutdown period; changed services
+changed value, those referencing a changed service, those of a tenant whose entry in the
+``tenants`` section changed (its grants are checked again), and the ends of a connection that is
+added, removed or changed — their running tasks getting the graceful shutdown period; changed services
 are disabled. Then the flow's structure is rebuilt: removed components go, changed and added ones
 are built anew, and every connection keeps its queue (and the FlowFiles in it) when its
 identifier stays, or takes over an orphaned queue of the same identifier. Last, services are
@@ -64,6 +65,19 @@ def _replaced(current: dict[str, Any], configs: dict[str, tuple[Any, ProcessGrou
     return replaced
 
 
+def _regranted_groups(old: FlowDefinition, new: FlowDefinition) -> set[str]:
+    """Groups (in either flow) of the tenants whose entry differs between ``old`` and ``new``."""
+    changed = {slug for slug in old.tenants.keys() | new.tenants.keys() if old.tenants.get(slug) != new.tenants.get(slug)}
+    groups: set[str] = set()
+    for definition in (old, new):
+        by_id = {group.identifier: group for group in definition.groups()}
+        for slug in changed:
+            tenant = definition.tenants.get(slug)
+            if tenant is not None and tenant.group in by_id:
+                groups.update(group.identifier for group in by_id[tenant.group].walk())
+    return groups
+
+
 def update_flow(controller: FlowController, flow: FlowDefinition) -> tuple[list[FlowProblem], list[str]]:
     """Make ``controller`` run ``flow`` (see the module docstring). Returns the problems that leave
     components invalid and the components that did not start, with why. Raises
@@ -82,7 +96,9 @@ def update_flow(controller: FlowController, flow: FlowDefinition) -> tuple[list[
         raise ComponentStateError(f"the new flow has no place for connection(s) holding FlowFiles: {listed}")
 
     resolver = ParameterResolver(flow.parameter_contexts)
+    regranted = _regranted_groups(controller.flow, flow)
     dropped_services = _replaced(controller.services, services, resolver)
+    dropped_services |= {identifier for identifier, node in controller.services.items() if node.group_id in regranted}
     growing = True
     while growing:  # a service that references a replaced service is replaced with it
         growing = False
@@ -91,6 +107,7 @@ def update_flow(controller: FlowController, flow: FlowDefinition) -> tuple[list[
                 dropped_services.add(identifier)
                 growing = True
     dropped = _replaced(controller.processors, processors, resolver)
+    dropped |= {identifier for identifier, node in controller.processors.items() if node.group_id in regranted}
     dropped |= {p.identifier for service in dropped_services for p in controller.referencing(service)}
     dropped |= _replaced(controller.funnels, funnels) | _replaced(controller.ports, ports)
     dropped_connections = _replaced(controller.connections, connections)

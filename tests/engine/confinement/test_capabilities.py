@@ -4,6 +4,8 @@ tenant's group it is invalid (and does not start) unless the tenant holds each o
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 
 from engine.flow import FlowDefinitionError, load_flow
@@ -12,6 +14,7 @@ from engine.processors.fetch_file import FetchFile
 from engine.processors.get_file import GetFile
 from engine.processors.list_file import ListFile
 from engine.processors.put_file import PutFile
+from engine.runtime.clock import SystemClock
 from engine.runtime.processor_node import InvalidComponentError
 from engine.testing import ProcessorTestRunner
 from engine.testing.flows import flow, group, processor
@@ -76,3 +79,19 @@ def test_a_tenant_group_must_be_a_child_of_the_root_group():
     assert any("the group 'deep' of tenant 'acme' is not a process group directly under the root group" in m
                for m in messages), messages
     assert any("the group 'nope' of tenant 'beta'" in m for m in messages)
+
+
+def test_revoking_a_capability_stops_the_tenants_processor(tmp_path):
+    runner = ProcessorTestRunner("PutFile", tmp_path, {"Directory": str(tmp_path / "out")},
+                                 tenant={"capabilities": ["write-filesystem"]},
+                                 scheduling={"scheduledState": "RUNNING"}, clock=SystemClock())
+    try:
+        runner.controller.start_components()
+        assert runner.node.state.name == "RUNNING"
+        document = copy.deepcopy(runner.controller.flow.raw)
+        document["tenants"]["acme"]["capabilities"] = []
+        _, failures = runner.controller.update(load_flow(document))
+        assert runner.controller.processor("processor-under-test").state.name != "RUNNING"
+        assert any("write-filesystem" in failure for failure in failures), failures
+    finally:
+        runner.close()
