@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 import tarfile
@@ -25,6 +26,7 @@ from engine.components import (
     WrittenAttribute,
 )
 from engine.components import validators as v
+from engine.confinement import ConfinementError
 from engine.expression import ExpressionError
 from engine.session.session import TaskTerminatedError
 from engine.units import parse_duration
@@ -547,8 +549,10 @@ class MergeContent(Processor):
             try:
                 bundle, unmerged = self._merge(context, bin_, contents)
             except Exception as error:
-                context.logger.error("failed to merge %d FlowFile(s): %s: %s; routing them to failure",
-                                     len(contents), type(error).__name__, error)
+                reason = (context.refused(error) if isinstance(error, ConfinementError)
+                          else f"{type(error).__name__}: {error}")
+                context.logger.error("failed to merge %d FlowFile(s): %s; routing them to failure", len(contents),
+                                     reason)
                 self._fail(session, contents)
                 return
             session.transfer(bundle, MERGED)
@@ -629,7 +633,8 @@ class MergeContent(Processor):
             return None
         if self._delimiters == DELIMITERS_TEXT:
             return value.encode("utf-8")
-        return Path(value).read_bytes()
+        with open(context.confinement.open(value, os.O_RDONLY), "rb") as source:
+            return source.read()
 
     def _tar(self, context, session, contents) -> Callable[[BinaryIO], None]:
         def write(out: BinaryIO) -> None:

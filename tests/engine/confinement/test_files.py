@@ -194,3 +194,15 @@ def test_without_a_files_root_a_tenant_touches_no_file(runners, layout, tmp_path
     runner.run()
     (failed,) = runner.output("failure")
     assert any("tenant acme has no file roots" in message for message in runner.bulletins)
+
+
+def test_merge_content_header_file_is_confined(runners, layout):
+    runner = runners("MergeContent", {"Delimiter Strategy": "Filename", "Header File": "/proc/self/environ",
+                                      "Maximum Number of Entries": "1"}, layout)
+    runner.enqueue(b"payload")
+    runner.run(1, stop=False)
+    assert not runner.output("merged")
+    (failed,) = runner.output("failure")
+    assert runner.content(failed) == b"payload"
+    assert any("MergeContent[processor-under-test] refused /proc/self/environ: /proc is never reachable" in message
+               for message in runner.bulletins), runner.bulletins
