@@ -38,14 +38,13 @@ def is_local(ip: IPAddress) -> bool:
     """True for an address of this machine (loopback, unspecified, or one it could bind)."""
     if ip.is_loopback or ip.is_unspecified:
         return True
-    family = socket.AF_INET if ip.version == 4 else socket.AF_INET6
-    with socket.socket(family, socket.SOCK_STREAM) as probe:
-        try:
+    try:
+        with socket.socket(socket.AF_INET if ip.version == 4 else socket.AF_INET6, socket.SOCK_STREAM) as probe:
             probe.bind((str(ip), 0))
-        except OSError as error:
-            if error.errno in (errno.EADDRNOTAVAIL, errno.EINVAL, errno.EAFNOSUPPORT):
-                return False
-            raise
+    except OSError as error:
+        if error.errno in (errno.EADDRNOTAVAIL, errno.EINVAL, errno.EAFNOSUPPORT):
+            return False
+        raise
     return True
 
 

@@ -68,7 +68,8 @@ class NodeConfinement:
         return Policy(self, group_id)
 
     def allow_rules(self, tenant: TenantConfig) -> list[AllowRule]:
-        return self._rules.get(tenant.slug) or [AllowRule.parse(text) for text in tenant.network_allow]
+        """The tenant's parsed ``network.allow``."""
+        return self._rules.get(tenant.slug, [])
 
     def file_roots(self, tenant: TenantConfig) -> list[str]:
         """The tenant's roots, resolved: its own, else ``<files root>/<slug>``."""
