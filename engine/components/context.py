@@ -186,9 +186,11 @@ class ConfigurationContext:
         descriptors: Mapping[str, PropertyDescriptor],
         properties: Mapping[str, str | None],
         services: ServiceLookup | None = None,
+        confinement: Policy | None = None,
     ) -> None:
         self._descriptors = descriptors
         self._services = services
+        self._confinement = confinement or OPERATOR
         self._values: dict[str, PropertyValue] = {}
         for name, descriptor in descriptors.items():
             raw = properties.get(name)
@@ -203,6 +205,11 @@ class ConfigurationContext:
     def services(self) -> ServiceLookup | None:
         """Where referenced controller services are found."""
         return self._services
+
+    @property
+    def confinement(self) -> Policy:
+        """What the component may touch: files, connections, ports (``engine.confinement``)."""
+        return self._confinement
 
     @property
     def properties(self) -> dict[str, PropertyValue]:
@@ -258,7 +265,7 @@ class ProcessContext(ConfigurationContext):
         services: ServiceLookup | None,
         host: ProcessorHost,
     ) -> None:
-        super().__init__(descriptors, properties, services)
+        super().__init__(descriptors, properties, services, getattr(host, "confinement", None))
         self._host = host
 
     @property
@@ -275,11 +282,6 @@ class ProcessContext(ConfigurationContext):
     def logger(self) -> logging.LoggerAdapter:
         """A logger whose warnings and errors also become bulletins of this processor."""
         return self._host.logger
-
-    @property
-    def confinement(self) -> Policy:
-        """What the processor may touch: files, connections, ports (``engine.confinement``)."""
-        return getattr(self._host, "confinement", None) or OPERATOR
 
     def refused(self, error: Exception) -> str:
         """A refusal as bulletins say it: ``Type[id] refused what: why``."""

@@ -143,7 +143,7 @@ class ProcessorNode(Connectable):
 
     def _configuration(self) -> ConfigurationContext:
         descriptors, _ = component_descriptors(self.processor_class, self.properties)
-        return ConfigurationContext(descriptors, self.properties, self.services)
+        return ConfigurationContext(descriptors, self.properties, self.services, self.confinement)
 
     def run_status(self) -> str:
         status = super().run_status()

@@ -92,7 +92,7 @@ class ServiceNode:
 
     def _configuration(self) -> ConfigurationContext:
         descriptors, _ = component_descriptors(self.service_class, self.properties)
-        return ConfigurationContext(descriptors, self.properties, self.services)
+        return ConfigurationContext(descriptors, self.properties, self.services, self.confinement)
 
     def enable(self) -> None:
         """Validate and enable the service; raises InvalidComponentError or ComponentStateError."""

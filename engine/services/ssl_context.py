@@ -20,6 +20,7 @@ from engine.components import (
     PropertyDescriptor,
 )
 from engine.components import validators as v
+from engine.confinement import OPERATOR, ConfinementError, Policy
 from engine.services.apis import SSLContextProvider
 
 __all__ = ["StandardRestrictedSSLContextService", "StandardSSLContextService", "StoreError", "load_keystore",
@@ -91,9 +92,10 @@ class KeyMaterial:
     chain: tuple[x509.Certificate, ...]
 
 
-def load_keystore(path: str, store_type: str, password: str | None, key_password: str | None = None) -> KeyMaterial:
-    """The private key and certificate chain of a keystore; raises StoreError."""
-    data = _read(path, "keystore")
+def load_keystore(path: str, store_type: str, password: str | None, key_password: str | None = None,
+                  policy: Policy = OPERATOR) -> KeyMaterial:
+    """The private key and certificate chain of a keystore, read through ``policy``; raises StoreError."""
+    data = _read(path, "keystore", policy)
     if store_type == PKCS12:
         store = _open_pkcs12(data, path, password, "keystore", "Keystore Password")
         if key_password is not None and key_password != password:
@@ -117,9 +119,10 @@ def load_keystore(path: str, store_type: str, password: str | None, key_password
     raise StoreError(f"keystore {path!r} holds no certificate for its private key")
 
 
-def load_truststore(path: str, store_type: str, password: str | None) -> tuple[x509.Certificate, ...]:
-    """The trusted certificates of a truststore; raises StoreError."""
-    data = _read(path, "truststore")
+def load_truststore(path: str, store_type: str, password: str | None,
+                    policy: Policy = OPERATOR) -> tuple[x509.Certificate, ...]:
+    """The trusted certificates of a truststore, read through ``policy``; raises StoreError."""
+    data = _read(path, "truststore", policy)
     if store_type == PKCS12:
         store = _open_pkcs12(data, path, password or None, "truststore", "Truststore Password")
         certificates = [extra.certificate for extra in store.additional_certs]
@@ -132,14 +135,21 @@ def load_truststore(path: str, store_type: str, password: str | None) -> tuple[x
     return tuple(certificates)
 
 
-def _read(path: str, kind: str) -> bytes:
+def _read(path: str, kind: str, policy: Policy) -> bytes:
+    try:
+        policy.check_path(path)
+    except ConfinementError as error:
+        raise StoreError(f"{kind} {error}") from None
     file = Path(path)
     if not file.exists():
         raise StoreError(f"{kind} {path!r} does not exist")
     if not file.is_file():
         raise StoreError(f"{kind} {path!r} is not a file")
     try:
-        return file.read_bytes()
+        with open(policy.open(path, os.O_RDONLY), "rb") as source:
+            return source.read()
+    except ConfinementError as error:
+        raise StoreError(f"{kind} {error}") from None
     except OSError as error:
         raise StoreError(f"{kind} {path!r} cannot be read: {error.strerror or error}") from error
 
@@ -218,7 +228,8 @@ class StandardSSLContextService(ControllerService, SSLContextProvider):
                 yield "a PKCS12 keystore needs a 'Keystore Password'"
             elif keystore_type in STORE_TYPES:
                 try:
-                    load_keystore(keystore, keystore_type, keystore_password, context.property(KEY_PASSWORD).value)
+                    load_keystore(keystore, keystore_type, keystore_password, context.property(KEY_PASSWORD).value,
+                                  context.confinement)
                 except StoreError as error:
                     yield str(error)
         if truststore or truststore_type:
@@ -226,7 +237,8 @@ class StandardSSLContextService(ControllerService, SSLContextProvider):
                 yield "a truststore needs both 'Truststore Filename' and 'Truststore Type'"
             elif truststore_type in STORE_TYPES:
                 try:
-                    load_truststore(truststore, truststore_type, context.property(TRUSTSTORE_PASSWORD).value)
+                    load_truststore(truststore, truststore_type, context.property(TRUSTSTORE_PASSWORD).value,
+                                    context.confinement)
                 except StoreError as error:
                     yield str(error)
 
@@ -237,10 +249,11 @@ class StandardSSLContextService(ControllerService, SSLContextProvider):
         self._trusted = ()
         if keystore:
             self._keys = load_keystore(keystore, context.property(KEYSTORE_TYPE).value,
-                                       context.property(KEYSTORE_PASSWORD).value, context.property(KEY_PASSWORD).value)
+                                       context.property(KEYSTORE_PASSWORD).value, context.property(KEY_PASSWORD).value,
+                                       context.confinement)
         if truststore:
             self._trusted = load_truststore(truststore, context.property(TRUSTSTORE_TYPE).value,
-                                            context.property(TRUSTSTORE_PASSWORD).value)
+                                            context.property(TRUSTSTORE_PASSWORD).value, context.confinement)
         self._protocol = context.property(TLS_PROTOCOL).value or "TLS"
 
     def on_disabled(self):

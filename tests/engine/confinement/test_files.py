@@ -8,7 +8,11 @@ import os
 
 import pytest
 
+from engine.flow import load_flow
+from engine.runtime import FlowController
+from engine.storage import NodeStorage
 from engine.testing import ProcessorTestRunner
+from engine.testing.flows import flow, group, service
 
 ACME = {"capabilities": ["read-filesystem", "write-filesystem"]}
 
@@ -206,3 +210,18 @@ def test_merge_content_header_file_is_confined(runners, layout):
     assert runner.content(failed) == b"payload"
     assert any("MergeContent[processor-under-test] refused /proc/self/environ: /proc is never reachable" in message
                for message in runner.bulletins), runner.bulletins
+
+
+def test_an_ssl_context_service_reads_no_keystore_outside_the_roots(tmp_path, layout):
+    document = flow(group("root", groups=[group("acme-group", services=[service(
+        "tls", "StandardSSLContextService", {"Truststore Filename": str(layout.secret), "Truststore Type": "PEM"})])]))
+    document["tenants"] = {"acme": {"group": "acme-group"}}
+    storage = NodeStorage(tmp_path / "node")
+    controller = FlowController(storage, confinement=layout.settings())
+    try:
+        controller.load(load_flow(document), storage.open(background=False))
+        problems = [str(problem) for problem in controller.service("tls").validate()]
+        assert any(f"truststore refused {layout.secret}: it is inside a protected directory of the platform" in p
+                   for p in problems), problems
+    finally:
+        storage.close()
