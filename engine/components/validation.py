@@ -62,15 +62,16 @@ def dependencies_met(descriptor: PropertyDescriptor, context: ConfigurationConte
 
 def validate_properties(
     component_type: Any, properties: Mapping[str, str | None], services: ServiceLookup | None = None,
-    *, node_local: bool = True,
+    *, node_local: bool = True, confinement: Any = None,
 ) -> list[ValidationProblem]:
     """Every problem with ``properties`` as a configuration of ``component_type`` (a processor or
     controller-service class): unknown and missing properties, values outside the allowed ones,
     values the validators refuse, malformed expressions, and service references to nothing, to
     a service of the wrong kind or to a disabled one. With ``node_local=False`` the validators
-    that look at the node's own files are skipped (validation away from the node)."""
+    that look at the node's own files are skipped (validation away from the node); those run
+    under ``confinement`` (an ``engine.confinement.Policy``) look at no file it refuses."""
     descriptors, problems = component_descriptors(component_type, properties)
-    context = ConfigurationContext(descriptors, properties, services)
+    context = ConfigurationContext(descriptors, properties, services, confinement)
     for name, descriptor in descriptors.items():
         if not dependencies_met(descriptor, context):
             continue

@@ -338,7 +338,11 @@ class MergeContent(Processor):
                 and context.property(DELIMITER_STRATEGY).value == DELIMITERS_FILENAME):
             for descriptor in (HEADER, FOOTER, DEMARCATOR):
                 value = context.property(descriptor).value
-                if value is not None and "${" not in value and not Path(value).is_file():
+                if value is None or "${" in value:
+                    continue
+                if not context.confinement.allows(value):
+                    yield f"'{descriptor.name}' names {value!r}, which this component may not read"
+                elif not Path(value).is_file():
                     yield f"'{descriptor.name}' names {value!r}, which is not an existing file"
 
     def on_scheduled(self, context):

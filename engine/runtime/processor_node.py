@@ -124,7 +124,7 @@ class ProcessorNode(Connectable):
             return [ValidationProblem("", f"processor type {self.config.type!r} is not available on this node")]
         problems = list(self._config_problems)
         problems += [ValidationProblem("", message) for message in self.confinement.missing_capabilities(cls)]
-        problems += validate_properties(cls, self.properties, self.services)
+        problems += validate_properties(cls, self.properties, self.services, confinement=self.confinement)
         if not problems:
             try:
                 problems += [ValidationProblem("", message) for message in self.processor.validate(self._configuration())]

@@ -82,7 +82,8 @@ class ServiceNode:
             return [ValidationProblem("", f"controller service type {self.config.type!r} is not available on this node")]
         problems = list(self._config_problems)
         problems += [ValidationProblem("", m) for m in self.confinement.missing_capabilities(self.service_class)]
-        problems += validate_properties(self.service_class, self.properties, self.services)
+        problems += validate_properties(self.service_class, self.properties, self.services,
+                                        confinement=self.confinement)
         if not problems:
             try:
                 problems += [ValidationProblem("", m) for m in self.instance.validate(self._configuration())]

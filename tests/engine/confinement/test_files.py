@@ -156,12 +156,23 @@ def test_put_file_inside_the_root_writes(runners, layout):
     assert (layout.acme / "out" / "out.txt").read_bytes() == b"exfiltrated"
 
 
-def test_get_file_outside_the_root_yields_with_a_bulletin(runners, layout):
+def test_get_file_outside_the_root_is_invalid(runners, layout):
     runner = runners("GetFile", {"Input Directory": str(layout.other)}, layout, input=False)
+    assert f"directory '{layout.other}' may not be used by this component" in [
+        problem.message for problem in runner.node.validate()]
+
+
+def test_get_file_whose_directory_is_moved_out_yields_with_a_bulletin(runners, layout):
+    (layout.acme / "real").mkdir()
+    (layout.acme / "in").symlink_to(layout.acme / "real")
+    runner = runners("GetFile", {"Input Directory": str(layout.acme / "in")}, layout, input=False)
+    runner.node.start()
+    (layout.acme / "in").unlink()
+    (layout.acme / "in").symlink_to(layout.other)  # once started (and validated), before the listing
     runner.run()
     assert not runner.output("success")
     assert (layout.other / "theirs.txt").read_text() == "other tenant's data"  # neither read nor deleted
-    assert any(f"GetFile[processor-under-test] refused {layout.other}: outside tenant acme's file roots" in message
+    assert any(f"GetFile[processor-under-test] refused {layout.acme}/in: outside tenant acme's file roots" in message
                for message in runner.bulletins), runner.bulletins
 
 
@@ -176,8 +187,12 @@ def test_get_file_leaves_links_out_of_the_root_alone(runners, layout):
     assert (layout.acme / "theirs.txt").is_symlink()
 
 
-def test_list_file_outside_the_root_lists_nothing(runners, layout):
-    runner = runners("ListFile", {"Input Directory": str(layout.outside)}, layout, input=False)
+def test_list_file_whose_directory_is_moved_out_lists_nothing(runners, layout):
+    (layout.acme / "in").symlink_to(layout.acme)
+    runner = runners("ListFile", {"Input Directory": str(layout.acme / "in")}, layout, input=False)
+    runner.node.start()
+    (layout.acme / "in").unlink()
+    (layout.acme / "in").symlink_to(layout.outside)
     runner.run()
     assert not runner.output("success")
     assert any("ListFile[processor-under-test] refused" in message for message in runner.bulletins)
@@ -201,9 +216,12 @@ def test_without_a_files_root_a_tenant_touches_no_file(runners, layout, tmp_path
 
 
 def test_merge_content_header_file_is_confined(runners, layout):
-    runner = runners("MergeContent", {"Delimiter Strategy": "Filename", "Header File": "/proc/self/environ",
+    literal = runners("MergeContent", {"Delimiter Strategy": "Filename", "Header File": "/proc/self/environ"}, layout)
+    assert any("'Header File' names '/proc/self/environ', which this component may not read" in str(problem)
+               for problem in literal.node.validate())
+    runner = runners("MergeContent", {"Delimiter Strategy": "Filename", "Header File": "${header}",
                                       "Maximum Number of Entries": "1"}, layout)
-    runner.enqueue(b"payload")
+    runner.enqueue(b"payload", header="/proc/self/environ")
     runner.run(1, stop=False)
     assert not runner.output("merged")
     (failed,) = runner.output("failure")
