@@ -10,8 +10,9 @@ The agent runs one thread that wakes every half heartbeat interval and, while Re
    lease (connected nodes only), stepping down from a role it can no longer renew;
 4. as coordinator, ends the election when its time has come and reviews the nodes' states.
 
-A second thread (``CommandListener``) answers commands: ``deploy`` here, the rest registered by
-the caller. A node that cannot reach Redis when it starts runs standalone, as the primary node,
+A second thread (``CommandListener``) answers commands that carry a valid MAC under the cluster
+key (``engine.cluster.signing``): ``deploy`` here, the rest registered by the caller; a refused
+command becomes a bulletin of the node. A node that cannot reach Redis when it starts runs standalone, as the primary node,
 and joins once Redis answers; a node that loses Redis keeps processing but gives up its roles
 (so primary-node-only processors pause) until Redis is back.
 """
@@ -36,6 +37,7 @@ from engine.cluster.inherit import inherit, local_bundle
 from engine.cluster.keys import ClusterKeys
 from engine.cluster.lease import Lease
 from engine.cluster.records import Heartbeat, NodeRecord, NodeState
+from engine.cluster.signing import CommandSigner
 from engine.cluster.state import ClusterStateProvider
 from engine.node import StandaloneNode
 from engine.runtime.connectable import NodeRole
@@ -48,8 +50,8 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class ClusterOptions:
     """How a node joins a cluster: its id, the Redis, the cluster's name, how many candidates end
-    the flow election (overriding the node settings), how sealed values are opened and which
-    further commands it answers."""
+    the flow election (overriding the node settings), how sealed values are opened, which
+    further commands it answers, and the signer that authenticates commands (required)."""
 
     node_id: str
     redis_url: str
@@ -57,6 +59,7 @@ class ClusterOptions:
     election_max_candidates: int | None = None
     unseal: Callable[[dict], dict] | None = None
     register_commands: Callable[[CommandListener, StandaloneNode], None] | None = None
+    signer: CommandSigner | None = None
 
 
 class ClusterAgent:
@@ -68,7 +71,7 @@ class ClusterAgent:
     """
 
     def __init__(self, node: StandaloneNode, node_id: str, redis_url: str, keys: ClusterKeys, config: ClusterConfig,
-                 role: NodeRole, state: ClusterStateProvider,
+                 role: NodeRole, state: ClusterStateProvider, signer: CommandSigner,
                  register_commands: Callable[[CommandListener, StandaloneNode], None] | None = None) -> None:
         self.node = node
         self.node_id = node_id
@@ -79,7 +82,7 @@ class ClusterAgent:
         timeout = max(0.2, min(1.0, config.heartbeat_interval / 4))
         self.client = redis.Redis.from_url(redis_url, socket_timeout=timeout, socket_connect_timeout=timeout)
         self.listener = CommandListener(redis.Redis.from_url(redis_url, socket_timeout=5, socket_connect_timeout=timeout),
-                                        keys, node_id)
+                                        keys, node_id, signer, on_refused=self._command_refused)
         self.listener.register("deploy", self._deploy_command)
         if register_commands is not None:
             register_commands(self.listener, node)
@@ -135,6 +138,12 @@ class ClusterAgent:
     def _run(self) -> None:
         while not self._stop.wait(self.config.heartbeat_interval / 2):
             self._tick()
+
+    def _command_refused(self, message: str) -> None:
+        """A refused command is a bulletin of the node (not of any tenant's component)."""
+        controller = self.node.controller
+        if controller is not None:
+            controller.bulletins.post("WARN", f"node:{self.node_id}:commands", self.node_id, "Node", "", message)
 
     def _tick(self) -> None:
         try:
