@@ -104,6 +104,8 @@ FLOWSITE_ROLE = _env("FLOWSITE_ROLE", "node" if sys.argv[1:2] == ["runnode"] els
 if FLOWSITE_ROLE not in ("web", "node"):
     raise ImproperlyConfigured(f"FLOWSITE_ROLE={FLOWSITE_ROLE!r}: use web or node")
 NODE = FLOWSITE_ROLE == "node"
+#: With debug off, keys must be long and random (``engine.secrets.key_strength_problem``).
+REQUIRE_STRONG_KEYS = not DEBUG
 
 
 def _secret(name: str, development_default: str, *, strong: bool = False) -> str:
@@ -112,7 +114,7 @@ def _secret(name: str, development_default: str, *, strong: bool = False) -> str
         if PRODUCTION:
             raise ImproperlyConfigured(f"{name} must be set when FLOWSITE_ENV=production")
         return development_default
-    if strong and not DEBUG and (problem := key_strength_problem(value, name)):
+    if strong and REQUIRE_STRONG_KEYS and (problem := key_strength_problem(value, name)):
         raise ImproperlyConfigured(problem)
     return value
 

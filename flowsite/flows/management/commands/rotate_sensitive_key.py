@@ -42,7 +42,7 @@ class Command(BaseCommand):
             old_passphrase = os.environ.get(old_key_variable, "")
             if not old_passphrase:
                 raise CommandError(f"{old_key_variable} is not set")
-        if not settings.DEBUG and (problem := key_strength_problem(new_passphrase, NEW_KEY_VARIABLE)):
+        if settings.REQUIRE_STRONG_KEYS and (problem := key_strength_problem(new_passphrase, NEW_KEY_VARIABLE)):
             raise CommandError(problem)
         if old_passphrase == new_passphrase:
             raise CommandError("the new key is the key in use")
