@@ -29,7 +29,7 @@ ENVIRONMENT_VARIABLES = {
     "FLOWSITE_ENV": "development (default) or production",
     "FLOWSITE_ROLE": "web (default) or node (default of manage.py runnode): a node reads no SECRET_KEY, no database",
     "SECRET_KEY": "Django's signing key (required in production; not read by nodes)",
-    "FLOWSITE_SENSITIVE_KEY": "master key of sensitive values, ≥ 32 random bytes as hex or base64 (production: required)",
+    "FLOWSITE_SENSITIVE_KEY": "master key of sensitive values, ≥ 32 random bytes, hex or base64 (production: required)",
     "FLOWSITE_PREVIOUS_SENSITIVE_KEY": "the former master key during a rotation: values sealed under it still open",
     "FLOWSITE_CLUSTER_KEY": "the key that authenticates commands to nodes, ≥ 32 random bytes (required in production)",
     "DEBUG": "true or false (default: true in development, false in production)",
