@@ -12,9 +12,10 @@ The agent runs one thread that wakes every half heartbeat interval and, while Re
 
 A second thread (``CommandListener``) answers commands that carry a valid MAC under the cluster
 key (``engine.cluster.signing``): ``deploy`` here, the rest registered by the caller; a refused
-command becomes a bulletin of the node. A node that cannot reach Redis when it starts runs standalone, as the primary node,
-and joins once Redis answers; a node that loses Redis keeps processing but gives up its roles
-(so primary-node-only processors pause) until Redis is back.
+command becomes a bulletin of the node. The node takes only a cluster flow and counts only
+ballots signed with the same key. A node that cannot reach Redis when it starts runs
+standalone, as the primary node, and joins once Redis answers; a node that loses Redis keeps
+processing but gives up its roles (so primary-node-only processors pause) until Redis is back.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from typing import Callable
 import redis
 
 from engine.cluster.bus import Command, CommandListener
-from engine.cluster.cluster_flow import DeployReport, read_fingerprint, read_flow, write_report
+from engine.cluster.cluster_flow import (DeployReport, UnsignedFlow, read_fingerprint, read_flow, verify_flow,
+                                         write_report)
 from engine.cluster.config import ClusterConfig
 from engine.cluster.coordinator import Coordinator
 from engine.cluster.election import ElectionSettings, cast_ballot, run_election
@@ -83,6 +85,7 @@ class ClusterAgent:
         self.client = redis.Redis.from_url(redis_url, socket_timeout=timeout, socket_connect_timeout=timeout)
         self.listener = CommandListener(redis.Redis.from_url(redis_url, socket_timeout=5, socket_connect_timeout=timeout),
                                         keys, node_id, signer, on_refused=self._command_refused)
+        self.signer = signer
         self.listener.register("deploy", self._deploy_command)
         if register_commands is not None:
             register_commands(self.listener, node)
@@ -140,7 +143,7 @@ class ClusterAgent:
             self._tick()
 
     def _command_refused(self, message: str) -> None:
-        """A refused command is a bulletin of the node (not of any tenant's component)."""
+        """A refused command (or cluster flow) is a bulletin of the node (not of any tenant's component)."""
         controller = self.node.controller
         if controller is not None:
             controller.bulletins.post("WARN", f"node:{self.node_id}:commands", self.node_id, "Node", "", message)
@@ -223,7 +226,7 @@ class ClusterAgent:
             ballot = self.client.hget(self.keys.ballots, self.node_id)
             if ballot is None or ballot.decode() != self.fingerprint():
                 bundle = local_bundle(self.node)
-                cast_ballot(self.client, self.keys, self.node_id, bundle)
+                cast_ballot(self.client, self.keys, self.node_id, bundle, self.signer)
                 log.info("node %s: offered its flow %s in the flow election", self.node_id, bundle.fingerprint[:12])
         elif cluster_fingerprint not in (self.fingerprint(), self._refused_fingerprint):
             self._take()
@@ -234,6 +237,14 @@ class ClusterAgent:
             flow = read_flow(self.client, self.keys)
             if flow is None:
                 return DeployReport(self.node_id, "failed", "the cluster has no flow to deploy")
+            try:
+                verify_flow(flow, self.keys, self.signer)
+            except UnsignedFlow as refusal:
+                self._refused_fingerprint = flow.fingerprint
+                self._command_refused(f"the cluster's flow {flow.fingerprint[:12]} was not taken: {refusal}")
+                log.warning("node %s: the cluster's flow %s was not taken: %s", self.node_id, flow.fingerprint[:12],
+                            refusal)
+                return DeployReport(self.node_id, "refused", str(refusal), flow.fingerprint)
             report = inherit(self.node, self.node_id, flow.bundle)
             self._fingerprint = None
             if report.status == "refused":
@@ -256,7 +267,8 @@ class ClusterAgent:
             self.coordinator_lease.release()
             return
         if self.coordinator_lease.hold():
-            self.coordinator.review(self.coordinator_lease.value, run_election(self.client, self.keys, self.election))
+            elected = run_election(self.client, self.keys, self.election, signer=self.signer)
+            self.coordinator.review(self.coordinator_lease.value, elected)
         connected = record is not None and record.state is NodeState.CONNECTED
         if connected and self.primary_lease.hold():
             self.role.primary_until = self.primary_lease.valid_until

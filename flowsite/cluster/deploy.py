@@ -194,7 +194,8 @@ def deploy(tenant: Tenant, user, version: int | None = None) -> tuple[Deployment
         deployment.cluster_version = ",".join(f"{d.tenant.slug}:{d.label}" for d in included)
         deployment.save()
         client, keys = cluster_redis.client(), cluster_redis.keys()
-        publish_flow(client, keys, bundle, version=deployment.cluster_version, deploy_id=deployment.deploy_id)
+        publish_flow(client, keys, bundle, version=deployment.cluster_version, deploy_id=deployment.deploy_id,
+                     signer=cluster_redis.command_signer())
         nodes = ClusterView(client, keys).connected()
         if nodes:
             cluster_redis.bus().send(nodes, "deploy", {"deploy_id": deployment.deploy_id,

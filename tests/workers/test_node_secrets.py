@@ -82,7 +82,7 @@ def test_a_node_without_secret_key_or_database_runs_a_deployed_flow_with_two_ten
     document["tenants"] = tenants
     bundle = FlowBundle(document, {"tenants": {}})
     deploy_id = uuid.uuid4().hex
-    publish_flow(cluster.client, cluster.keys, bundle, "acme:v1,globex:v1", deploy_id)
+    publish_flow(cluster.client, cluster.keys, bundle, "acme:v1,globex:v1", deploy_id, signer=SIGNER)
     CommandBus(cluster.client, cluster.keys, SIGNER).send(["n1"], "deploy", {"deploy_id": deploy_id})
     reports = wait_until(lambda: read_reports(cluster.client, cluster.keys, deploy_id), 60, "the node's report")
     assert reports["n1"].status == "applied", reports["n1"]
@@ -147,4 +147,24 @@ def test_forged_altered_and_replayed_commands_are_refused_and_reported_a_valid_o
     bulletins = bus.request(["n1"], "status", timeout=10)["n1"].result["bulletins"]
     messages = [b["message"] for b in bulletins if b["source_type"] == "Node"]
     assert any("forged or altered" in m for m in messages) and any("replayed" in m for m in messages), bulletins
+    assert node.stop() == 0, node.output
+
+
+def test_a_cluster_flow_not_published_with_the_cluster_key_is_not_taken(cluster, tmp_path):
+    out, elsewhere = tmp_path / "out", tmp_path / "elsewhere"
+    out.mkdir()
+    elsewhere.mkdir()
+    node = cluster.start("n1", generating(out))
+    cluster.wait_connected("n1")
+    forged = FlowBundle(generating(elsewhere), {"tenants": {}})
+    publish_flow(cluster.client, cluster.keys, forged, "intruder", "forged-deploy",
+                 signer=CommandSigner("a guessed cluster key"))
+    wait_until(lambda: "was not taken: the cluster's flow is not signed with the cluster key" in node.output, 30,
+               "the node refusing the forged flow")
+    CommandBus(cluster.client, cluster.keys, SIGNER).send(["n1"], "deploy", {"deploy_id": "forged-deploy"})
+    report = wait_until(lambda: read_reports(cluster.client, cluster.keys, "forged-deploy").get("n1"), 30, "a report")
+    assert report.status == "refused" and "not signed with the cluster key" in report.message
+    time.sleep(1)
+    assert not list(elsewhere.iterdir()), "the forged flow never ran"
+    assert any(out.iterdir()), "the node kept running its own flow"
     assert node.stop() == 0, node.output
