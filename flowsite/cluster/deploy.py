@@ -2,10 +2,11 @@
 
 A deployment exports the tenant's root group with instance identifiers, prefixes its parameter
 contexts with the tenant's slug, seals its sensitive values (``engine.flow.sealed``, with the
-tenant's own key derived from ``FLOWSITE_SENSITIVE_KEY``) and keeps the result as a ``Deployment``. It then assembles the
-cluster's flow — a root group (``root``) holding every tenant's latest deployed root group, with
-all their parameter contexts — adds a snapshot of every deployed tenant's members, groups and
-policies, publishes the bundle as the cluster's flow and sends ``deploy`` to every connected node.
+tenant's own key derived from ``FLOWSITE_SENSITIVE_KEY``) and keeps the result as a
+``Deployment``. It then assembles the cluster's flow — a root group (``root``) holding every
+tenant's latest deployed root group, with all their parameter contexts — adds a snapshot of
+every deployed tenant's members, groups and policies, publishes the bundle as the cluster's flow
+(signed with the cluster key) and sends ``deploy`` to every connected node.
 Deployments are serialised (a PostgreSQL advisory lock), so the flow published last holds every
 tenant's latest deployment.
 """
@@ -84,7 +85,8 @@ def tenant_section(tenant: Tenant, group_identifier: str) -> dict[str, Any]:
     ports = None
     if tenant.listen_port_low is not None and tenant.listen_port_high is not None:
         ports = [tenant.listen_port_low, tenant.listen_port_high]
-    return {"group": group_identifier, "id": str(tenant.id), "pool": tenant.pool, "capabilities": sorted(tenant.capabilities),
+    return {"group": group_identifier, "id": str(tenant.id), "pool": tenant.pool,
+            "capabilities": sorted(tenant.capabilities),
             "files": {"roots": list(tenant.file_roots)}, "network": {"allow": list(tenant.network_allow)},
             "listenPorts": ports}
 
