@@ -99,11 +99,13 @@ def _run_node(data_dir: Path, flow: Path | None, node_config: NodeConfig, parame
         if cluster.election_max_candidates is not None:
             node_config = replace(node_config, cluster=replace(
                 node_config.cluster, election_max_candidates=cluster.election_max_candidates))
+        if cluster.signer is None:
+            raise RunError("a node in a cluster needs the cluster key that authenticates its commands")
         role = NodeRole(clustered=False, primary=True)
         state = ClusterStateProvider(LocalStateProvider(Path(data_dir) / "state" / "local"), keys)
         node = StandaloneNode(data_dir, node_config, unseal=cluster.unseal, role=role, cluster_state=state, name=name)
         agent = ClusterAgent(node, cluster.node_id, cluster.redis_url, keys, node_config.cluster, role, state,
-                             cluster.register_commands)
+                             cluster.signer, cluster.register_commands)
     try:
         problems = node.load_flow(flow, _parameters(parameter))
     except (FileNotFoundError, ValueError) as error:  # FlowDefinitionError is a ValueError

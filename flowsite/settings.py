@@ -4,27 +4,38 @@
 fixed development keys) or ``production`` (debug off, every secret required, HTTPS-only
 cookies, HSTS; ``manage.py check --deploy`` is clean). Every variable read here is listed in
 ``ENVIRONMENT_VARIABLES`` with its meaning; ``docs/configuration.md`` documents them.
+
+``FLOWSITE_ROLE`` (``node`` for ``manage.py runnode`` unless set) says which secrets a process
+holds: a node reads neither ``SECRET_KEY`` nor ``DATABASE_URL`` and has no database at all.
+Each secret may instead be read from a file named by ``<NAME>_FILE``.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
+import sys
 from pathlib import Path
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+
+from engine.secrets import key_strength_problem
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 #: Every environment variable the settings read, with what it sets.
 ENVIRONMENT_VARIABLES = {
     "FLOWSITE_ENV": "development (default) or production",
-    "SECRET_KEY": "Django's signing key (required in production)",
-    "FLOWSITE_SENSITIVE_KEY": "the key that encrypts sensitive properties at rest (required in production)",
+    "FLOWSITE_ROLE": "web (default) or node (default of manage.py runnode): a node reads no SECRET_KEY, no database",
+    "SECRET_KEY": "Django's signing key (required in production; not read by nodes)",
+    "FLOWSITE_SENSITIVE_KEY": "master key of sensitive values, ≥ 32 random bytes, hex or base64 (production: required)",
+    "FLOWSITE_PREVIOUS_SENSITIVE_KEY": "the former master key during a rotation: values sealed under it still open",
+    "FLOWSITE_CLUSTER_KEY": "the key that authenticates commands to nodes, ≥ 32 random bytes (required in production)",
     "DEBUG": "true or false (default: true in development, false in production)",
     "ALLOWED_HOSTS": "comma-separated host names the web tier answers",
     "CSRF_TRUSTED_ORIGINS": "comma-separated origins (with scheme) trusted for unsafe requests",
-    "DATABASE_URL": "PostgreSQL URL, e.g. postgres://user:password@host:5432/flowsite",
+    "DATABASE_URL": "PostgreSQL URL, e.g. postgres://user:password@host:5432/flowsite (not read by nodes)",
     "REDIS_URL": "Redis URL for coordination, the Channels layer and the Celery broker",
     "FLOWSITE_CLUSTER": "name of the cluster of nodes the control plane talks to (default: default)",
     "CELERY_BROKER_URL": "overrides the Celery broker (default: REDIS_URL, database 1)",
@@ -34,11 +45,37 @@ ENVIRONMENT_VARIABLES = {
     "FLOWSITE_MAX_REQUEST_BYTES": "largest request body accepted, in bytes (default 16 MiB)",
     "LOG_LEVEL": "level of the project's log (default INFO)",
 }
+#: The variables that may instead be read from a file, named by ``<NAME>_FILE``.
+SECRET_VARIABLES = ("SECRET_KEY", "FLOWSITE_SENSITIVE_KEY", "FLOWSITE_PREVIOUS_SENSITIVE_KEY", "FLOWSITE_CLUSTER_KEY",
+                    "DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")
+ENVIRONMENT_VARIABLES.update({f"{name}_FILE": f"a file holding {name} (instead of the variable itself)"
+                              for name in SECRET_VARIABLES})
 
 
 def _env(name: str, default: str | None = None) -> str | None:
     value = os.environ.get(name)
+    if name in SECRET_VARIABLES:
+        value = _from_file(name, value)
     return default if value is None or value == "" else value
+
+
+def _from_file(name: str, value: str | None) -> str | None:
+    """``value``, or the contents of the file ``<name>_FILE`` names (without its final newline);
+    setting both is refused, as is a file that cannot be read or is empty."""
+    path = os.environ.get(f"{name}_FILE") or None
+    if path is None:
+        return value
+    if value:
+        raise ImproperlyConfigured(f"both {name} and {name}_FILE are set: set only one of them")
+    try:
+        with open(path, encoding="utf-8") as file:
+            contents = file.read().rstrip("\r\n")
+    except (OSError, UnicodeDecodeError) as error:
+        reason = getattr(error, "strerror", None) or str(error)
+        raise ImproperlyConfigured(f"{name}_FILE={path!r} cannot be read: {reason}") from None
+    if not contents.strip():
+        raise ImproperlyConfigured(f"{name}_FILE={path!r} is empty")
+    return contents
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -62,20 +99,34 @@ FLOWSITE_ENV = _env("FLOWSITE_ENV", "development")
 if FLOWSITE_ENV not in ("development", "production"):
     raise ImproperlyConfigured(f"FLOWSITE_ENV={FLOWSITE_ENV!r}: use development or production")
 PRODUCTION = FLOWSITE_ENV == "production"
+DEBUG = _env_bool("DEBUG", not PRODUCTION)
+FLOWSITE_ROLE = _env("FLOWSITE_ROLE", "node" if sys.argv[1:2] == ["runnode"] else "web")
+if FLOWSITE_ROLE not in ("web", "node"):
+    raise ImproperlyConfigured(f"FLOWSITE_ROLE={FLOWSITE_ROLE!r}: use web or node")
+NODE = FLOWSITE_ROLE == "node"
+#: With debug off, keys must be long and random (``engine.secrets.key_strength_problem``).
+REQUIRE_STRONG_KEYS = not DEBUG
 
 
-def _secret(name: str, development_default: str) -> str:
+def _secret(name: str, development_default: str, *, strong: bool = False) -> str:
     value = _env(name)
     if value is None:
         if PRODUCTION:
             raise ImproperlyConfigured(f"{name} must be set when FLOWSITE_ENV=production")
         return development_default
+    if strong and REQUIRE_STRONG_KEYS and (problem := key_strength_problem(value, name)):
+        raise ImproperlyConfigured(problem)
     return value
 
 
-SECRET_KEY = _secret("SECRET_KEY", "development-only-secret-key-never-use-it-in-production-0123456789")
-FLOWSITE_SENSITIVE_KEY = _secret("FLOWSITE_SENSITIVE_KEY", "development-only-sensitive-properties-key")
-DEBUG = _env_bool("DEBUG", not PRODUCTION)
+#: Django signs sessions and CSRF tokens with it; a node serves neither and gets a throwaway key.
+SECRET_KEY = (secrets.token_urlsafe(50) if NODE
+              else _secret("SECRET_KEY", "development-only-secret-key-never-use-it-in-production-0123456789"))
+FLOWSITE_SENSITIVE_KEY = _secret("FLOWSITE_SENSITIVE_KEY", "development-only-sensitive-properties-key", strong=True)
+FLOWSITE_PREVIOUS_SENSITIVE_KEY = _env("FLOWSITE_PREVIOUS_SENSITIVE_KEY", "")
+#: Authenticates commands to nodes (``engine.cluster.signing``); development falls back to a fixed
+#: key, and nodes then warn loudly.
+FLOWSITE_CLUSTER_KEY = _secret("FLOWSITE_CLUSTER_KEY", "", strong=True)
 ALLOWED_HOSTS = _env_list("ALLOWED_HOSTS", [] if PRODUCTION else ["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = _env_list("CSRF_TRUSTED_ORIGINS", [])
 
@@ -132,13 +183,16 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {
-    "default": dj_database_url.parse(
-        _env("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/flowsite"),
-        conn_max_age=600, conn_health_checks=True),
-}
-if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
-    raise ImproperlyConfigured("DATABASE_URL must name a PostgreSQL database (postgres://...)")
+if NODE:
+    DATABASES = {}  # a node touches no database: any query fails at once
+else:
+    DATABASES = {
+        "default": dj_database_url.parse(
+            _env("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/flowsite"),
+            conn_max_age=600, conn_health_checks=True),
+    }
+    if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured("DATABASE_URL must name a PostgreSQL database (postgres://...)")
 
 REDIS_URL = _env("REDIS_URL", "redis://127.0.0.1:6379/0")
 #: The cluster whose nodes this control plane deploys to (the prefix of its Redis keys).

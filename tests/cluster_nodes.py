@@ -1,7 +1,8 @@
 """Real engine nodes run inside the test process, answering their command streams.
 
 ``InProcessNode`` runs an ``engine.node.StandaloneNode`` over a data directory and a
-``CommandListener`` with ``workers.commands.NodeCommands`` on a real Redis. ``register`` writes
+``CommandListener`` with ``workers.commands.NodeCommands`` on a real Redis, verifying commands
+with the cluster key of the settings (as ``manage.py runnode`` does). ``register`` writes
 what a node agent writes about itself (a heartbeat and a CONNECTED record); it stands in for the
 agent's registration only — the tests with real node processes live on the node side.
 """
@@ -18,15 +19,19 @@ import redis
 from engine.cluster.bus import CommandListener
 from engine.cluster.keys import ClusterKeys
 from engine.cluster.records import Heartbeat, NodeRecord, NodeState
+from engine.cluster.signing import CommandSigner
 from engine.node import StandaloneNode
+from flowsite.cluster.redis import command_signer
 from workers.commands import NodeCommands
 
 
 class InProcessNode:
     """Node ``node_id`` running ``document`` over ``data_dir`` (see the module docstring)."""
 
-    def __init__(self, node_id: str, data_dir: Path, port: int, keys: ClusterKeys) -> None:
+    def __init__(self, node_id: str, data_dir: Path, port: int, keys: ClusterKeys,
+                 signer: CommandSigner | None = None) -> None:
         self.node_id = node_id
+        self.signer = signer or command_signer()
         self.data_dir = Path(data_dir)
         self.port = port
         self.keys = keys
@@ -46,7 +51,7 @@ class InProcessNode:
             self.node.load_flow(seed)
             self.node.start()
             self.running = True
-        self.listener = CommandListener(self.client(), self.keys, self.node_id, block_ms=200)
+        self.listener = CommandListener(self.client(), self.keys, self.node_id, self.signer, block_ms=200)
         NodeCommands(lambda: self.node.controller, self.node_id).register(self.listener)
         self.listener.start()
         return self

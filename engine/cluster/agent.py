@@ -10,10 +10,12 @@ The agent runs one thread that wakes every half heartbeat interval and, while Re
    lease (connected nodes only), stepping down from a role it can no longer renew;
 4. as coordinator, ends the election when its time has come and reviews the nodes' states.
 
-A second thread (``CommandListener``) answers commands: ``deploy`` here, the rest registered by
-the caller. A node that cannot reach Redis when it starts runs standalone, as the primary node,
-and joins once Redis answers; a node that loses Redis keeps processing but gives up its roles
-(so primary-node-only processors pause) until Redis is back.
+A second thread (``CommandListener``) answers commands that carry a valid MAC under the cluster
+key (``engine.cluster.signing``): ``deploy`` here, the rest registered by the caller; a refused
+command becomes a bulletin of the node. The node takes only a cluster flow and counts only
+ballots signed with the same key. A node that cannot reach Redis when it starts runs
+standalone, as the primary node, and joins once Redis answers; a node that loses Redis keeps
+processing but gives up its roles (so primary-node-only processors pause) until Redis is back.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ from typing import Callable
 import redis
 
 from engine.cluster.bus import Command, CommandListener
-from engine.cluster.cluster_flow import DeployReport, read_fingerprint, read_flow, write_report
+from engine.cluster.cluster_flow import (DeployReport, UnsignedFlow, read_fingerprint, read_flow, verify_flow,
+                                         write_report)
 from engine.cluster.config import ClusterConfig
 from engine.cluster.coordinator import Coordinator
 from engine.cluster.election import ElectionSettings, cast_ballot, run_election
@@ -36,6 +39,7 @@ from engine.cluster.inherit import inherit, local_bundle
 from engine.cluster.keys import ClusterKeys
 from engine.cluster.lease import Lease
 from engine.cluster.records import Heartbeat, NodeRecord, NodeState
+from engine.cluster.signing import CommandSigner
 from engine.cluster.state import ClusterStateProvider
 from engine.node import StandaloneNode
 from engine.runtime.connectable import NodeRole
@@ -48,8 +52,8 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class ClusterOptions:
     """How a node joins a cluster: its id, the Redis, the cluster's name, how many candidates end
-    the flow election (overriding the node settings), how sealed values are opened and which
-    further commands it answers."""
+    the flow election (overriding the node settings), how sealed values are opened, which
+    further commands it answers, and the signer that authenticates commands (required)."""
 
     node_id: str
     redis_url: str
@@ -57,6 +61,7 @@ class ClusterOptions:
     election_max_candidates: int | None = None
     unseal: Callable[[dict], dict] | None = None
     register_commands: Callable[[CommandListener, StandaloneNode], None] | None = None
+    signer: CommandSigner | None = None
 
 
 class ClusterAgent:
@@ -68,7 +73,7 @@ class ClusterAgent:
     """
 
     def __init__(self, node: StandaloneNode, node_id: str, redis_url: str, keys: ClusterKeys, config: ClusterConfig,
-                 role: NodeRole, state: ClusterStateProvider,
+                 role: NodeRole, state: ClusterStateProvider, signer: CommandSigner,
                  register_commands: Callable[[CommandListener, StandaloneNode], None] | None = None) -> None:
         self.node = node
         self.node_id = node_id
@@ -79,7 +84,8 @@ class ClusterAgent:
         timeout = max(0.2, min(1.0, config.heartbeat_interval / 4))
         self.client = redis.Redis.from_url(redis_url, socket_timeout=timeout, socket_connect_timeout=timeout)
         self.listener = CommandListener(redis.Redis.from_url(redis_url, socket_timeout=5, socket_connect_timeout=timeout),
-                                        keys, node_id)
+                                        keys, node_id, signer, on_refused=self._command_refused)
+        self.signer = signer
         self.listener.register("deploy", self._deploy_command)
         if register_commands is not None:
             register_commands(self.listener, node)
@@ -135,6 +141,12 @@ class ClusterAgent:
     def _run(self) -> None:
         while not self._stop.wait(self.config.heartbeat_interval / 2):
             self._tick()
+
+    def _command_refused(self, message: str) -> None:
+        """A refused command (or cluster flow) is a bulletin of the node (not of any tenant's component)."""
+        controller = self.node.controller
+        if controller is not None:
+            controller.bulletins.post("WARN", f"node:{self.node_id}:commands", self.node_id, "Node", "", message)
 
     def _tick(self) -> None:
         try:
@@ -214,7 +226,7 @@ class ClusterAgent:
             ballot = self.client.hget(self.keys.ballots, self.node_id)
             if ballot is None or ballot.decode() != self.fingerprint():
                 bundle = local_bundle(self.node)
-                cast_ballot(self.client, self.keys, self.node_id, bundle)
+                cast_ballot(self.client, self.keys, self.node_id, bundle, self.signer)
                 log.info("node %s: offered its flow %s in the flow election", self.node_id, bundle.fingerprint[:12])
         elif cluster_fingerprint not in (self.fingerprint(), self._refused_fingerprint):
             self._take()
@@ -225,6 +237,14 @@ class ClusterAgent:
             flow = read_flow(self.client, self.keys)
             if flow is None:
                 return DeployReport(self.node_id, "failed", "the cluster has no flow to deploy")
+            try:
+                verify_flow(flow, self.keys, self.signer)
+            except UnsignedFlow as refusal:
+                self._refused_fingerprint = flow.fingerprint
+                self._command_refused(f"the cluster's flow {flow.fingerprint[:12]} was not taken: {refusal}")
+                log.warning("node %s: the cluster's flow %s was not taken: %s", self.node_id, flow.fingerprint[:12],
+                            refusal)
+                return DeployReport(self.node_id, "refused", str(refusal), flow.fingerprint)
             report = inherit(self.node, self.node_id, flow.bundle)
             self._fingerprint = None
             if report.status == "refused":
@@ -247,7 +267,8 @@ class ClusterAgent:
             self.coordinator_lease.release()
             return
         if self.coordinator_lease.hold():
-            self.coordinator.review(self.coordinator_lease.value, run_election(self.client, self.keys, self.election))
+            elected = run_election(self.client, self.keys, self.election, signer=self.signer)
+            self.coordinator.review(self.coordinator_lease.value, elected)
         connected = record is not None and record.state is NodeState.CONNECTED
         if connected and self.primary_lease.hold():
             self.role.primary_until = self.primary_lease.valid_until

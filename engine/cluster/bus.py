@@ -1,9 +1,12 @@
 """Commands to nodes and their replies, over Redis.
 
 A request goes to each node named as an entry of the node's command stream
-(``commands:<node>``): ``{id, kind, args, reply_to, deadline}`` as JSON. A node reads its stream
-(``CommandListener``), runs the command and pushes ``{request, node, ok, result, error}`` onto
-the request's reply list, which expires soon after. The requester (``CommandBus.request``) waits
+(``commands:<node>``): ``{id, kind, args, reply_to, deadline, issued_at}`` as JSON and its MAC
+for that node (``engine.cluster.signing``). A node reads its stream (``CommandListener``),
+refuses a command that does not verify or is expired or replayed (logged, answered as refused,
+and reported to ``on_refused``), runs the others and pushes ``{request, node, ok, result, error,
+mac}`` onto the request's reply list, which expires soon after; the requester drops a reply
+whose MAC does not verify. The requester (``CommandBus.request``) waits
 for one reply per node until its timeout; a node that does not answer in time is reported as
 such. Commands are not kept for nodes that are away: what a returning node must know (the
 cluster's flow) lives elsewhere. Replies that arrive after the deadline are dropped with the list.
@@ -22,6 +25,7 @@ from typing import Any, Callable, Iterable
 import redis
 
 from engine.cluster.keys import ClusterKeys
+from engine.cluster.signing import CommandRefused, CommandSigner, ReplayGuard
 
 log = logging.getLogger(__name__)
 
@@ -33,24 +37,42 @@ REPLY_GRACE = 30
 
 @dataclass(frozen=True)
 class Command:
-    """A command to a node."""
+    """A command to a node; ``mac`` authenticates it (see ``engine.cluster.signing``)."""
 
     id: str
     kind: str
     args: dict[str, Any] = field(default_factory=dict)
     reply_to: str = ""
     deadline: float = 0.0
+    issued_at: float = 0.0
+    mac: str = ""
 
-    def encode(self) -> dict[str, str]:
-        return {"command": json.dumps({"id": self.id, "kind": self.kind, "args": self.args,
-                                       "reply_to": self.reply_to, "deadline": self.deadline})}
+    def content(self) -> dict[str, Any]:
+        """What the MAC covers, but for the cluster and the node it goes to."""
+        return json.loads(json.dumps({"id": self.id, "kind": self.kind, "args": self.args, "reply_to": self.reply_to,
+                                      "deadline": self.deadline, "issued_at": self.issued_at}))
+
+    def encode(self, signer: CommandSigner, keys: ClusterKeys, node: str) -> dict[str, str]:
+        """The stream entry of this command to ``node``, signed for that node only."""
+        content = self.content()
+        mac = signer.mac("command", {**content, "cluster": keys.cluster, "node": node})
+        return {"command": json.dumps(content), "mac": mac}
 
     @classmethod
     def decode(cls, fields: dict[bytes | str, bytes | str]) -> Command:
         raw = fields.get(b"command", fields.get("command"))
+        mac = fields.get(b"mac", fields.get("mac")) or b""
         data = json.loads(raw)
         return cls(data["id"], data["kind"], dict(data.get("args") or {}), data.get("reply_to", ""),
-                   float(data.get("deadline") or 0))
+                   float(data.get("deadline") or 0), float(data.get("issued_at") or 0),
+                   mac.decode() if isinstance(mac, bytes) else str(mac))
+
+    def verify(self, signer: CommandSigner, keys: ClusterKeys, node: str) -> None:
+        """Raise CommandRefused unless the MAC is this command's, to ``node`` of ``keys``'s cluster."""
+        if not self.mac:
+            raise CommandRefused("unsigned: the command carries no MAC")
+        if not signer.valid("command", {**self.content(), "cluster": keys.cluster, "node": node}, self.mac):
+            raise CommandRefused("forged or altered: the MAC does not match the command")
 
 
 @dataclass(frozen=True)
@@ -73,12 +95,17 @@ class Reply:
 TIMEOUT = "no answer before the timeout"
 
 
-class CommandBus:
-    """The requester's side: send a command to nodes and gather their replies."""
+def _reply_content(data: dict[str, Any]) -> dict[str, Any]:
+    return json.loads(json.dumps({name: data.get(name) for name in ("request", "node", "ok", "result", "error")}))
 
-    def __init__(self, client: redis.Redis, keys: ClusterKeys) -> None:
+
+class CommandBus:
+    """The requester's side: send signed commands to nodes and gather their (signed) replies."""
+
+    def __init__(self, client: redis.Redis, keys: ClusterKeys, signer: CommandSigner) -> None:
         self.client = client
         self.keys = keys
+        self.signer = signer
 
     def request(self, nodes: Iterable[str], kind: str, args: dict[str, Any] | None = None,
                 timeout: float = 5.0) -> dict[str, Reply]:
@@ -88,10 +115,11 @@ class CommandBus:
         request_id = uuid.uuid4().hex
         reply_key = self.keys.reply(request_id)
         deadline = time.time() + timeout
-        command = Command(request_id, kind, args or {}, reply_key, deadline)
+        command = Command(request_id, kind, args or {}, reply_key, deadline, time.time())
         pipe = self.client.pipeline()
         for node in nodes:
-            pipe.xadd(self.keys.commands(node), command.encode(), maxlen=STREAM_LENGTH, approximate=True)
+            pipe.xadd(self.keys.commands(node), command.encode(self.signer, self.keys, node), maxlen=STREAM_LENGTH,
+                      approximate=True)
         pipe.expire(reply_key, int(timeout + REPLY_GRACE))
         pipe.execute()
         replies: dict[str, Reply] = {}
@@ -103,6 +131,10 @@ class CommandBus:
             if popped is None:
                 break
             data = json.loads(popped[1])
+            if not self.signer.valid("reply", _reply_content(data), data.get("mac")):
+                log.warning("a reply to request %s that does not verify was dropped (node %r)", request_id,
+                            data.get("node"))
+                continue
             if data.get("request") == request_id and data.get("node") in nodes:
                 replies[data["node"]] = Reply(data["node"], bool(data.get("ok")), data.get("result"),
                                               data.get("error") or "")
@@ -112,10 +144,11 @@ class CommandBus:
     def send(self, nodes: Iterable[str], kind: str, args: dict[str, Any] | None = None) -> str:
         """Send ``kind`` to ``nodes`` without waiting for replies; returns the request id."""
         request_id = uuid.uuid4().hex
-        command = Command(request_id, kind, args or {}, "", 0.0)
+        command = Command(request_id, kind, args or {}, "", 0.0, time.time())
         pipe = self.client.pipeline()
         for node in nodes:
-            pipe.xadd(self.keys.commands(node), command.encode(), maxlen=STREAM_LENGTH, approximate=True)
+            pipe.xadd(self.keys.commands(node), command.encode(self.signer, self.keys, node), maxlen=STREAM_LENGTH,
+                      approximate=True)
         pipe.execute()
         return request_id
 
@@ -124,14 +157,19 @@ Handler = Callable[[Command], Any]
 
 
 class CommandListener:
-    """A node's side: read the node's command stream and answer each command with the handler
-    registered for its kind. Runs in a thread of its own; survives Redis going away (it waits
-    and reads on from the newest entry when Redis is back)."""
+    """A node's side: read the node's command stream, refuse what does not verify and answer
+    each other command with the handler registered for its kind. Runs in a thread of its own;
+    survives Redis going away (it waits and reads on from the newest entry when Redis is back).
+    ``on_refused(reason)`` is told of every refused command (the node makes it a bulletin)."""
 
-    def __init__(self, client: redis.Redis, keys: ClusterKeys, node_id: str, *, block_ms: int = 1000) -> None:
+    def __init__(self, client: redis.Redis, keys: ClusterKeys, node_id: str, signer: CommandSigner, *,
+                 block_ms: int = 1000, on_refused: Callable[[str], None] | None = None) -> None:
         self.client = client
         self.keys = keys
         self.node_id = node_id
+        self.signer = signer
+        self.guard = ReplayGuard()
+        self.on_refused = on_refused
         self.block_ms = block_ms
         self.handlers: dict[str, Handler] = {}
         self._stop = threading.Event()
@@ -177,7 +215,13 @@ class CommandListener:
         try:
             command = Command.decode(fields)
         except (ValueError, KeyError, TypeError) as error:
-            log.warning("node %s: unreadable command skipped: %s", self.node_id, error)
+            self._refused(None, f"unreadable: {error}")
+            return
+        try:
+            command.verify(self.signer, self.keys, self.node_id)
+            self.guard.check(command.id, command.issued_at)
+        except CommandRefused as refusal:
+            self._refused(command, str(refusal))
             return
         if command.deadline and time.time() > command.deadline:
             return
@@ -190,9 +234,26 @@ class CommandListener:
             except Exception as error:  # noqa: BLE001 - the requester gets the reason
                 log.warning("node %s: command %s failed: %s", self.node_id, command.kind, error)
                 reply = {"ok": False, "result": None, "error": str(error) or type(error).__name__}
-        if command.reply_to:
+        self._reply(command, reply)
+
+    def _refused(self, command: Command | None, reason: str) -> None:
+        what = f"command {command.kind!r} ({command.id})" if command else "a command"
+        message = f"{what} refused: {reason}"
+        log.warning("node %s: %s", self.node_id, message)
+        if self.on_refused is not None:
             try:
-                self.client.rpush(command.reply_to,
-                                  json.dumps({"request": command.id, "node": self.node_id, **reply}))
-            except redis.RedisError as error:
-                log.debug("node %s: reply to %s lost: %s", self.node_id, command.id, error)
+                self.on_refused(message)
+            except Exception:  # noqa: BLE001 - reporting must not stop the listener
+                log.exception("node %s: reporting a refused command failed", self.node_id)
+        if command is not None and command.reply_to.startswith(self.keys.reply("")):
+            self._reply(command, {"ok": False, "result": None, "error": message, "refused": True})
+
+    def _reply(self, command: Command, reply: dict[str, Any]) -> None:
+        if not command.reply_to:
+            return
+        data = {"request": command.id, "node": self.node_id, **reply}
+        data["mac"] = self.signer.mac("reply", _reply_content(data))
+        try:
+            self.client.rpush(command.reply_to, json.dumps(data))
+        except redis.RedisError as error:
+            log.debug("node %s: reply to %s lost: %s", self.node_id, command.id, error)

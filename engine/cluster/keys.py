@@ -11,6 +11,7 @@ Every key starts with ``flowsite:<cluster>:``:
 | ``election`` | hash | the flow election: state, start time, elected fingerprint |
 | ``election:ballots`` | hash | node id → the fingerprint of the bundle it offered |
 | ``election:bundles`` | hash | fingerprint → bundle (compressed JSON) |
+| ``election:macs`` | hash | node id → the MAC of its ballot (``engine.cluster.signing``) |
 | ``flow`` | hash | the cluster's flow: fingerprint, bundle, version, deploy id |
 | ``commands:<node>`` | stream | commands to one node |
 | ``reply:<request>`` | list, expiring | the nodes' replies to one request |
@@ -60,6 +61,10 @@ class ClusterKeys:
     @property
     def bundles(self) -> str:
         return f"{self.prefix}election:bundles"
+
+    @property
+    def ballot_macs(self) -> str:
+        return f"{self.prefix}election:macs"
 
     @property
     def flow(self) -> str:

@@ -1,11 +1,12 @@
 """Deploying a tenant's flow to the cluster.
 
 A deployment exports the tenant's root group with instance identifiers, prefixes its parameter
-contexts with the tenant's slug, seals its sensitive values (``engine.flow.sealed``, key
-``FLOWSITE_SENSITIVE_KEY``) and keeps the result as a ``Deployment``. It then assembles the
-cluster's flow — a root group (``root``) holding every tenant's latest deployed root group, with
-all their parameter contexts — adds a snapshot of every deployed tenant's members, groups and
-policies, publishes the bundle as the cluster's flow and sends ``deploy`` to every connected node.
+contexts with the tenant's slug, seals its sensitive values (``engine.flow.sealed``, with the
+tenant's own key derived from ``FLOWSITE_SENSITIVE_KEY``) and keeps the result as a
+``Deployment``. It then assembles the cluster's flow — a root group (``root``) holding every
+tenant's latest deployed root group, with all their parameter contexts — adds a snapshot of
+every deployed tenant's members, groups and policies, publishes the bundle as the cluster's flow
+(signed with the cluster key) and sends ``deploy`` to every connected node.
 Deployments are serialised (a PostgreSQL advisory lock), so the flow published last holds every
 tenant's latest deployment.
 """
@@ -65,9 +66,9 @@ def _prefix_contexts(document: dict[str, Any], slug: str) -> dict[str, Any]:
 
 def tenant_document(tenant: Tenant) -> dict[str, Any]:
     """The tenant's root group as the cluster runs it: instance identifiers, parameter contexts
-    prefixed with the tenant's slug, sensitive values sealed."""
+    prefixed with the tenant's slug, sensitive values sealed with the tenant's key."""
     document = _prefix_contexts(export_group(root_group(tenant), Identity.INSTANCE), tenant.slug)
-    return seal_flow(document, current_key())
+    return seal_flow(document, current_key().key(str(tenant.id)))
 
 
 def latest_deployments() -> list[Deployment]:
@@ -79,11 +80,13 @@ def latest_deployments() -> list[Deployment]:
 
 def tenant_section(tenant: Tenant, group_identifier: str) -> dict[str, Any]:
     """What the nodes must know of a tenant to run its group: where it runs (``pool``) and what an
-    operator granted it (the engine confines the group to that, see ``engine.confinement``)."""
+    operator granted it (the engine confines the group to that, see ``engine.confinement``); its
+    ``id`` is what the nodes derive the tenant's key for sealed values from."""
     ports = None
     if tenant.listen_port_low is not None and tenant.listen_port_high is not None:
         ports = [tenant.listen_port_low, tenant.listen_port_high]
-    return {"group": group_identifier, "pool": tenant.pool, "capabilities": sorted(tenant.capabilities),
+    return {"group": group_identifier, "id": str(tenant.id), "pool": tenant.pool,
+            "capabilities": sorted(tenant.capabilities),
             "files": {"roots": list(tenant.file_roots)}, "network": {"allow": list(tenant.network_allow)},
             "listenPorts": ports}
 
@@ -193,7 +196,8 @@ def deploy(tenant: Tenant, user, version: int | None = None) -> tuple[Deployment
         deployment.cluster_version = ",".join(f"{d.tenant.slug}:{d.label}" for d in included)
         deployment.save()
         client, keys = cluster_redis.client(), cluster_redis.keys()
-        publish_flow(client, keys, bundle, version=deployment.cluster_version, deploy_id=deployment.deploy_id)
+        publish_flow(client, keys, bundle, version=deployment.cluster_version, deploy_id=deployment.deploy_id,
+                     signer=cluster_redis.command_signer())
         nodes = ClusterView(client, keys).connected()
         if nodes:
             cluster_redis.bus().send(nodes, "deploy", {"deploy_id": deployment.deploy_id,

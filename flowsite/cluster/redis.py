@@ -11,6 +11,7 @@ come here.
 from __future__ import annotations
 
 import functools
+import logging
 
 import redis
 from django.conf import settings
@@ -18,8 +19,12 @@ from rest_framework import exceptions, status
 
 from engine.cluster.bus import CommandBus
 from engine.cluster.keys import ClusterKeys
+from engine.cluster.signing import DEVELOPMENT_CLUSTER_KEY, CommandSigner
 
-__all__ = ["ClusterUnreachable", "bus", "client", "keys", "redis_address", "unreachable", "unreachable_message"]
+__all__ = ["ClusterUnreachable", "bus", "client", "command_signer", "keys", "redis_address", "unreachable",
+           "unreachable_message"]
+
+log = logging.getLogger(__name__)
 
 #: Seconds to connect to Redis, and to wait for a reply that is not a blocking read.
 SOCKET_TIMEOUT = 1.0
@@ -47,7 +52,22 @@ def client() -> redis.Redis:
 
 def bus() -> CommandBus:
     """The command bus to the cluster's nodes (blocking reads of up to ``LONGEST_REQUEST`` s)."""
-    return CommandBus(_client(settings.REDIS_URL, LONGEST_REQUEST + SOCKET_TIMEOUT), keys())
+    return CommandBus(_client(settings.REDIS_URL, LONGEST_REQUEST + SOCKET_TIMEOUT), keys(), command_signer())
+
+
+@functools.cache
+def _signer(secret: str) -> CommandSigner:
+    if not secret:
+        log.warning("FLOWSITE_CLUSTER_KEY is not set: commands to nodes are authenticated with the DEVELOPMENT "
+                    "cluster key, which anyone can know; set FLOWSITE_CLUSTER_KEY (production refuses to start "
+                    "without it)")
+    return CommandSigner(secret or DEVELOPMENT_CLUSTER_KEY)
+
+
+def command_signer() -> CommandSigner:
+    """What signs commands to the nodes and verifies them there: ``FLOWSITE_CLUSTER_KEY`` (in
+    development, a fixed development key when it is not set, with a warning)."""
+    return _signer(settings.FLOWSITE_CLUSTER_KEY)
 
 
 def keys() -> ClusterKeys:

@@ -47,7 +47,7 @@ from flowsite.flows.models import (
     ProcessGroup,
     Processor,
 )
-from flowsite.flows.secrets import current_key
+from flowsite.flows.secrets import Binding, current_key
 from flowsite.flows.storable import storage_problems
 
 __all__ = ["Identity", "delete_subtree", "export_group", "import_group", "replace_contents", "sensitive_names",
@@ -106,14 +106,14 @@ def sensitive_names(component_type: str, kind: str, descriptors: dict[str, Any] 
     return {descriptor.name for descriptor in cls.properties if descriptor.sensitive}
 
 
-def property_context(component: Component, name: str) -> str:
-    """What a sealed property value of ``component`` is bound to."""
-    return f"{component.id}/{name}"
+def property_context(component: Component, name: str) -> Binding:
+    """What a sealed property value of ``component`` is bound to (sealed with its tenant's key)."""
+    return Binding(str(component.tenant_id), f"{component.id}/{name}")
 
 
-def parameter_context_binding(context: ParameterContext, name: str) -> str:
-    """What a sealed parameter value of ``context`` is bound to."""
-    return f"parameter-context:{context.id}/{name}"
+def parameter_context_binding(context: ParameterContext, name: str) -> Binding:
+    """What a sealed parameter value of ``context`` is bound to (sealed with its tenant's key)."""
+    return Binding(str(context.tenant_id), f"parameter-context:{context.id}/{name}")
 
 
 # --------------------------------------------------------------------------------------- export

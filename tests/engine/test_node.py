@@ -14,11 +14,11 @@ from engine.flow import FlowDefinitionError
 from engine.flow.sealed import open_flow, seal_flow
 from engine.node import StandaloneNode
 from engine.runtime.connectable import ComponentStateError
-from engine.secrets import SensitiveKey
+from engine.secrets import PREFIX, MasterKey
 from engine.testing.faults import FaultPlan
 from engine.testing.flows import connection, flow, processor
 
-KEY = SensitiveKey("node tests")
+MASTER = MasterKey("node tests")
 
 
 def saved(node: StandaloneNode) -> dict:
@@ -68,13 +68,13 @@ def test_sealed_values_open_in_memory_only_and_run_states_reach_the_disk(tmp_pat
     document = seal_flow(flow(processors=[
         processor("http", "InvokeHTTP", {"HTTP URL": "http://127.0.0.1:9/", "Request Username": "ann",
                                          "Request Password": "pw-in-clear"}, state="ENABLED",
-                  auto_terminate=["Original", "Response", "Retry", "No Retry", "Failure"])]), KEY)
-    node = running(tmp_path / "node", document, unseal=lambda d: open_flow(d, KEY))
+                  auto_terminate=["Original", "Response", "Retry", "No Retry", "Failure"])]), MASTER.platform())
+    node = running(tmp_path / "node", document, unseal=lambda d: open_flow(d, MASTER))
     assert node.controller.processor("http").properties["Request Password"] == "pw-in-clear"
     assert b"pw-in-clear" not in node.flow_path.read_bytes() and "pw-in-clear" not in json.dumps(saved(node))
     node.controller.disable_processor("http")
     assert saved(node)["flowContents"]["processors"][0]["scheduledState"] == "DISABLED"
-    assert saved(node)["flowContents"]["processors"][0]["properties"]["Request Password"].startswith("enc:v1:")
+    assert saved(node)["flowContents"]["processors"][0]["properties"]["Request Password"].startswith(PREFIX)
 
 
 def test_parameters_given_at_start_are_kept_with_the_flow(tmp_path):
@@ -83,7 +83,7 @@ def test_parameters_given_at_start_are_kept_with_the_flow(tmp_path):
                     parameter_context="ctx", parameter_contexts={"ctx": {"size": "1 B"}})
     path = tmp_path / "flow.json"
     path.write_text(json.dumps(document))
-    node = StandaloneNode(tmp_path / "node", unseal=lambda d: open_flow(d, KEY))
+    node = StandaloneNode(tmp_path / "node", unseal=lambda d: open_flow(d, MASTER))
     node.load_flow(path, {"size": "9 B"})
     node.save()
     assert saved(node)["parameterContexts"]["ctx"]["parameters"][0]["value"] == "9 B"

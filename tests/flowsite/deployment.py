@@ -53,9 +53,22 @@ def service_environment(service: Mapping[str, Any], environment: Mapping[str, st
 
 
 def secret_environment() -> dict[str, str]:
-    """Values for the variables compose requires: long random keys and a database password."""
+    """Values for the secrets production requires: long random keys and a database password."""
     return {"SECRET_KEY": secrets.token_urlsafe(64), "FLOWSITE_SENSITIVE_KEY": secrets.token_urlsafe(32),
-            "POSTGRES_PASSWORD": secrets.token_hex(16)}
+            "FLOWSITE_CLUSTER_KEY": secrets.token_urlsafe(32), "POSTGRES_PASSWORD": secrets.token_hex(16)}
+
+
+def with_secret_files(environment: Mapping[str, str], directory: Path) -> dict[str, str]:
+    """``environment`` with each ``…_FILE`` under ``/run/secrets/`` (where compose mounts the
+    secrets) pointing to a file of ``directory`` holding a random key instead."""
+    changed = dict(environment)
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, value in environment.items():
+        if name.endswith("_FILE") and value.startswith("/run/secrets/"):
+            path = directory / Path(value).name
+            path.write_text(secrets.token_urlsafe(48) + "\n")
+            changed[name] = str(path)
+    return changed
 
 
 def database_url_of_tests() -> str:

@@ -28,6 +28,7 @@ from tests.flowsite.deployment import (
     run_django,
     secret_environment,
     service_environment,
+    with_secret_files,
 )
 
 COMPOSE = load_compose()
@@ -128,14 +129,37 @@ def test_service_variables_are_settings_or_documented_by_the_image(name):
     assert not unknown, f"{name} sets variables nothing reads: {sorted(unknown)}"
 
 
-def test_project_services_share_the_production_environment():
+#: What only the control plane holds: nodes never get them (nor a file of them).
+CONTROL_PLANE_ONLY = {"SECRET_KEY", "SECRET_KEY_FILE", "DATABASE_URL", "DATABASE_URL_FILE"}
+
+
+def test_project_services_share_the_production_environment_and_nodes_hold_only_what_they_need():
     shared = SERVICES["web"]["environment"]
     for name in PROJECT_SERVICES:
-        assert SERVICES[name]["environment"] == shared, name
+        expected = shared if name not in NODES else {k: v for k, v in shared.items() if k not in CONTROL_PLANE_ONLY}
+        assert SERVICES[name]["environment"] == expected, name
     assert shared["FLOWSITE_ENV"] == "production"
+    assert {"SECRET_KEY_FILE", "DATABASE_URL"} <= set(shared)
+    for name in NODES:
+        assert not CONTROL_PLANE_ONLY & set(SERVICES[name]["environment"]), name
+        assert "secret_key" not in SERVICES[name]["secrets"], name
 
 
-@pytest.mark.parametrize("variable", ["SECRET_KEY", "FLOWSITE_SENSITIVE_KEY", "POSTGRES_PASSWORD"])
+def test_keys_are_secret_files_mounted_only_where_they_are_read():
+    declared = COMPOSE["secrets"]
+    assert {name: secret["file"] for name, secret in declared.items()} == {
+        "secret_key": "./secrets/secret_key", "sensitive_key": "./secrets/sensitive_key",
+        "cluster_key": "./secrets/cluster_key"}
+    for name in PROJECT_SERVICES:
+        environment = SERVICES[name]["environment"]
+        files = {value.removeprefix("/run/secrets/") for key, value in environment.items() if key.endswith("_FILE")}
+        assert files == set(SERVICES[name]["secrets"]), f"{name}: every mounted secret is read, and only those"
+        assert not set(environment) & {"SECRET_KEY", "FLOWSITE_SENSITIVE_KEY", "FLOWSITE_CLUSTER_KEY"}, name
+    ignored = [line for name in (".gitignore", ".dockerignore") for line in (REPO_ROOT / name).read_text().splitlines()]
+    assert "/secrets/" in ignored and "secrets" in ignored, "the key files stay out of git and of the image"
+
+
+@pytest.mark.parametrize("variable", ["POSTGRES_PASSWORD"])
 def test_compose_refuses_to_start_without_a_secret(variable):
     given = secret_environment()
     service_environment(SERVICES["web"], given)
@@ -221,10 +245,11 @@ def test_dockerfile_serves_what_the_web_service_serves():
     assert dockerfile_instruction("USER") != "root"
 
 
-def test_web_healthcheck_passes_the_production_security_settings(db):
+def test_web_healthcheck_passes_the_production_security_settings(db, tmp_path):
     """The healthcheck's plain-HTTP request to 127.0.0.1 is answered, not redirected to HTTPS."""
     health_url = urlsplit(re.search(r"http://[^'\"]+", " ".join(SERVICES["web"]["healthcheck"]["test"])).group())
-    variables = {**environment("web"), "DATABASE_URL": database_url_of_tests(), "REDIS_URL": settings.REDIS_URL}
+    variables = {**with_secret_files(environment("web"), tmp_path / "secrets"), "DATABASE_URL": database_url_of_tests(),
+                 "REDIS_URL": settings.REDIS_URL}
     probe = ("import flowsite.asgi; from django.test import Client; "
              f"response = Client().get({health_url.path!r}, HTTP_HOST={health_url.netloc!r}); "
              "print(response.status_code, response.content.decode())")

@@ -87,6 +87,12 @@ def test_up_runs_the_platform_and_down_stops_it(scratch_database, redis_server, 
         assert sorted(p.name for p in output.glob("hello-*.txt")) == ["hello-1.txt", "hello-2.txt", "hello-3.txt"]
         for name in ("web", "node-1", "jobs"):
             assert (local / "run" / f"{name}.pid").exists()
+        node_pid = (local / "run" / "node-1.pid").read_text().strip()
+        node_environment = dict(entry.split(b"=", 1) for entry in Path(f"/proc/{node_pid}/environ").read_bytes()
+                                .split(b"\0") if b"=" in entry)
+        assert not {b"SECRET_KEY", b"DATABASE_URL", b"FLOWSITE_DEMO_PASSWORD"} & set(node_environment), \
+            "the node holds neither Django's key, the database nor the demo password"
+        assert {b"FLOWSITE_SENSITIVE_KEY", b"FLOWSITE_CLUSTER_KEY", b"REDIS_URL"} <= set(node_environment)
     finally:
         down = subprocess.run(["scripts/down"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert down.returncode == 0, down.stdout + down.stderr

@@ -8,6 +8,7 @@ from engine.cluster.bundle import FlowBundle
 from engine.cluster.bus import CommandBus
 from engine.cluster.cluster_flow import publish_flow, read_reports
 from engine.testing.flows import connection, flow, processor
+from flowsite.cluster.redis import command_signer
 from tests.workers.cluster import wait_until
 
 
@@ -31,8 +32,8 @@ def test_deploy_to_three_nodes_and_a_node_that_was_down_inherits_it(tmp_path, cl
 
     deployed = FlowBundle(generating(out, "7 B"), {"tenants": [{"slug": "acme", "members": ["ada"]}]})
     deploy_id = uuid.uuid4().hex
-    publish_flow(cluster.client, cluster.keys, deployed, "acme:v2", deploy_id)
-    CommandBus(cluster.client, cluster.keys).send(["n1", "n2"], "deploy", {"deploy_id": deploy_id})
+    publish_flow(cluster.client, cluster.keys, deployed, "acme:v2", deploy_id, signer=command_signer())
+    CommandBus(cluster.client, cluster.keys, command_signer()).send(["n1", "n2"], "deploy", {"deploy_id": deploy_id})
     reports = wait_until(lambda: len(read_reports(cluster.client, cluster.keys, deploy_id)) == 2
                          and read_reports(cluster.client, cluster.keys, deploy_id), 60, "both reports")
     assert {node: report.status for node, report in reports.items()} == {"n1": "applied", "n2": "applied"}

@@ -8,6 +8,7 @@ import redis
 from engine.cluster.bus import CommandBus
 from engine.cluster.keys import ClusterKeys
 from engine.testing.flows import connection, flow, group, processor
+from flowsite.cluster.redis import command_signer
 from tests.cluster_nodes import InProcessNode
 from tests.processes import wait_until
 
@@ -28,7 +29,7 @@ def _document() -> dict:
 @pytest.fixture
 def bus(redis_server):
     client = redis.Redis(host="127.0.0.1", port=redis_server.port)
-    yield CommandBus(client, KEYS)
+    yield CommandBus(client, KEYS, command_signer())
     client.close()
 
 

@@ -183,11 +183,11 @@ def test_sensitive_values_are_stored_sealed(api_a, tenant_a):
     stored = database_text()
     assert not any(secret in stored for secret in SECRETS)
     literal = Processor.objects.get(versioned_id="http-literal")
-    assert literal.sensitive_properties["Request Password"].startswith("enc:v1:")
+    assert literal.sensitive_properties["Request Password"].startswith("enc:v2:")
     assert "Request Password" not in literal.properties
     password = next(p for p in ParameterContext.objects.get(name="outer-params").parameters
                     if p["name"] == "password")
-    assert password["value"].startswith("enc:v1:") and password["provided"] is False
+    assert password["value"].startswith("enc:v2:") and password["provided"] is False
 
 
 def test_an_import_names_its_group_when_asked(api_a, tenant_a):

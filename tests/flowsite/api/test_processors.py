@@ -174,7 +174,7 @@ def test_sensitive_properties_are_write_only_and_sealed(api_a, processors_url):
         assert "pa55word-plain" not in response.content.decode()
     assert "pa55word-plain" not in _stored_text()
     sealed = Processor.objects.get(pk=created["id"]).sensitive_properties["Request Password"]
-    assert sealed.startswith("enc:v1:")
+    assert sealed.startswith("enc:v2:")
 
 
 def test_a_sensitive_property_is_kept_by_other_changes_and_unset_by_null(api_a, processors_url):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from flowsite.flows.definition import property_context
 from flowsite.flows.models import Component, Funnel, Processor
 from flowsite.flows.secrets import current_key
 from tests.flowsite.api.support import API, assert_error
@@ -142,7 +143,7 @@ def test_a_revert_keeps_sensitive_values(api_a, group):
     assert revert(api_a, group, 1).status_code == 200
     http.refresh_from_db()
     sealed = http.sensitive_properties["Request Password"]
-    assert current_key().open(sealed, f"{http.pk}/Request Password") == "changed-later"
+    assert current_key().open(sealed, property_context(http, "Request Password")) == "changed-later"
     shown = api_a.get(f"{API}processors/{http.pk}").json()
     assert shown["sensitivePropertiesSet"] == ["Request Password"] and "Request Password" not in shown["properties"]
 

@@ -12,7 +12,7 @@ from engine.cluster.keys import ClusterKeys
 from engine.flow.sealed import open_flow
 from flowsite.cluster.status import forget_answers
 from flowsite.flows.models import Connection, Processor
-from flowsite.flows.secrets import current_key
+from flowsite.flows.secrets import master_key
 from tests.cluster_nodes import InProcessNode
 from tests.flowsite.conftest import token_client
 
@@ -40,7 +40,7 @@ class Cluster:
         """The cluster's flow as a node runs it: read from Redis, sealed values opened."""
         published = read_flow(self.client, self.keys)
         assert published is not None, "no flow was published"
-        return open_flow(published.bundle.flow, current_key())
+        return open_flow(published.bundle.flow, master_key())
 
     def close(self) -> None:
         for node in self.nodes:

@@ -76,7 +76,7 @@ def test_a_deployment_through_the_api_runs_on_every_node(tmp_path, nodes, tenant
     wait_until(lambda: len(list(out.iterdir())) >= 3, 60, "the deployed flow writing files")
     for node in nodes.nodes.values():
         stored = gzip.decompress((node.data_dir / "flow.json.gz").read_bytes())
-        assert b"pw-in-clear" not in stored and b"enc:v1:" in stored, "sealed at rest on the node"
+        assert b"pw-in-clear" not in stored and b"enc:v2:" in stored, "sealed at rest on the node"
 
     forget_answers()
     status = api_a.get("/api/v1/flow/status").json()

@@ -1,6 +1,14 @@
-"""``manage.py runnode``: run one node of the dataflow engine until SIGTERM or SIGINT."""
+"""``manage.py runnode``: run one node of the dataflow engine until SIGTERM or SIGINT.
+
+A node holds only the secrets it needs: ``FLOWSITE_SENSITIVE_KEY`` (to derive each tenant's key
+and open its sealed values), ``FLOWSITE_CLUSTER_KEY`` (to verify commands) and ``REDIS_URL``. The
+settings give it no database and no ``SECRET_KEY`` (``FLOWSITE_ROLE=node``); if the environment
+holds them anyway, the node warns and removes them from its environment before any flow runs.
+"""
 
 from __future__ import annotations
+
+import os
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -8,7 +16,8 @@ from django.core.management.base import BaseCommand, CommandError
 from engine.cluster.agent import ClusterOptions
 from engine.flow.sealed import open_flow
 from engine.run import RunError, add_run_arguments
-from flowsite.flows.secrets import current_key
+from flowsite.cluster.redis import command_signer
+from flowsite.flows.secrets import master_key
 from workers.commands import NodeCommands
 from workers.confinement import platform_addresses, protected_paths
 from workers.node import node_id, run
@@ -33,11 +42,17 @@ class Command(BaseCommand):
                status_interval, accept_damage, files_root, **options):
         if election_max_candidates is not None and election_max_candidates < 1:
             raise CommandError("--election-max-candidates must be at least 1")
-        key = current_key()
+        if settings.NODE:
+            self._drop_control_plane_secrets()
+        else:
+            self.stderr.write("warning: runnode with FLOWSITE_ROLE=web holds the control plane's settings (its "
+                              "database and SECRET_KEY); nodes run with FLOWSITE_ROLE=node, the default of runnode")
+        key = master_key()
         cluster = None if standalone else ClusterOptions(
             node_id, settings.REDIS_URL, settings.FLOWSITE_CLUSTER, election_max_candidates,
             unseal=lambda document: open_flow(document, key),
-            register_commands=lambda listener, node: NodeCommands(lambda: node.controller, node_id).register(listener))
+            register_commands=lambda listener, node: NodeCommands(lambda: node.controller, node_id).register(listener),
+            signer=command_signer())
         try:
             run(node_id, data_dir, flow, cluster=cluster, config=config, parameter=parameter,
                 status_interval=status_interval, accept_damage=accept_damage, files_root=files_root,
@@ -45,3 +60,14 @@ class Command(BaseCommand):
                 platform_addresses=platform_addresses(settings.REDIS_URL))
         except RunError as error:
             raise CommandError(str(error), returncode=error.exit_status) from None
+
+    def _drop_control_plane_secrets(self) -> None:
+        """Warn of, and remove from the environment, the control plane's secrets a node must not hold."""
+        for name in CONTROL_PLANE_SECRETS:
+            if os.environ.pop(name, None) is not None:
+                self.stderr.write(f"warning: {name} is set in the node's environment; nodes do not use it and "
+                                  "must not hold it: remove it from the node's configuration")
+
+
+#: What only the web tier and the jobs need; a node's flow must never be able to read them.
+CONTROL_PLANE_SECRETS = ("SECRET_KEY", "SECRET_KEY_FILE", "DATABASE_URL", "DATABASE_URL_FILE", "FLOWSITE_DEMO_PASSWORD")

@@ -2,8 +2,10 @@
 
 Every sensitive property of processors and controller services and every sensitive parameter
 is opened with the old key and sealed with the new one, in one transaction: if any value does
-not open, nothing changes. Afterwards set ``FLOWSITE_SENSITIVE_KEY`` to the new key and restart
-the web and job processes.
+not open, nothing changes; each tenant's values stay sealed with that tenant's key (derived
+from the new master key). Afterwards set ``FLOWSITE_SENSITIVE_KEY`` to the new key (and
+``FLOWSITE_PREVIOUS_SENSITIVE_KEY`` to the old one until every tenant has deployed again, so
+that nodes still open what they run) and restart the web, job and node processes.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from django.db import transaction
 
 from flowsite.flows.definition import parameter_context_binding, property_context
 from flowsite.flows.models import ControllerService, ParameterContext, Processor
-from engine.secrets import SensitiveKey, SensitiveValueError
+from engine.secrets import MasterKey, SensitiveValueError, key_strength_problem
+from flowsite.flows.secrets import TenantKeys
 
 NEW_KEY_VARIABLE = "FLOWSITE_NEW_SENSITIVE_KEY"
 
@@ -39,9 +42,11 @@ class Command(BaseCommand):
             old_passphrase = os.environ.get(old_key_variable, "")
             if not old_passphrase:
                 raise CommandError(f"{old_key_variable} is not set")
-        old, new = SensitiveKey(old_passphrase), SensitiveKey(new_passphrase)
-        if old.key_id == new.key_id:
+        if settings.REQUIRE_STRONG_KEYS and (problem := key_strength_problem(new_passphrase, NEW_KEY_VARIABLE)):
+            raise CommandError(problem)
+        if old_passphrase == new_passphrase:
             raise CommandError("the new key is the key in use")
+        old, new = TenantKeys(MasterKey(old_passphrase)), TenantKeys(MasterKey(new_passphrase))
         try:
             with transaction.atomic():
                 properties = self._rotate_properties(old, new)
@@ -49,11 +54,11 @@ class Command(BaseCommand):
         except SensitiveValueError as error:
             raise CommandError(f"nothing was changed: {error}") from None
         self.stdout.write(f"re-encrypted {properties} sensitive propert{'y' if properties == 1 else 'ies'} and "
-                          f"{parameters} sensitive parameter{'' if parameters == 1 else 's'} under key {new.key_id}; "
-                          "now set FLOWSITE_SENSITIVE_KEY to the new key and restart the web and job processes")
+                          f"{parameters} sensitive parameter{'' if parameters == 1 else 's'} under the new key; "
+                          "now set FLOWSITE_SENSITIVE_KEY to the new key and restart the web, job and node processes")
 
     @staticmethod
-    def _rotate_properties(old: SensitiveKey, new: SensitiveKey) -> int:
+    def _rotate_properties(old: TenantKeys, new: TenantKeys) -> int:
         count = 0
         for model in (Processor, ControllerService):
             for component in model.objects.select_for_update().exclude(sensitive_properties={}):
@@ -71,7 +76,7 @@ class Command(BaseCommand):
         return count
 
     @staticmethod
-    def _rotate_parameters(old: SensitiveKey, new: SensitiveKey) -> int:
+    def _rotate_parameters(old: TenantKeys, new: TenantKeys) -> int:
         count = 0
         for context in ParameterContext.objects.select_for_update():
             changed = False
