@@ -16,10 +16,9 @@ tenant's deployment then starts, stops and rebuilds nothing of a tenant whose ow
 change (``engine.runtime.flow_update`` keeps unchanged components running).
 """
 
-import copy
-
 from __future__ import annotations
 
+import copy
 import uuid
 from typing import Any, Iterable, Mapping
 

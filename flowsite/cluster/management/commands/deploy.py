@@ -14,15 +14,16 @@ from flowsite.tenancy.models import Tenant
 
 
 class Command(BaseCommand):
-    help = ("Deploy a tenant's flow (its design, or --version N of its root group) to the cluster: every node "
+    help = ("Deploy a tenant's flow (its design, or --flow-version N of its root group) to the cluster: every node "
             "connected now is told, the others take it when they connect.")
 
     def add_arguments(self, parser):
         parser.add_argument("--tenant", required=True, help="The tenant's slug.")
-        parser.add_argument("--version", type=int, help="Deploy this version of the root group (default: the design).")
+        parser.add_argument("--flow-version", type=int, metavar="N",
+                            help="Deploy version N of the root group (default: the design as it is).")
         parser.add_argument("--user", help="The user recorded as having deployed (default: none).")
 
-    def handle(self, tenant, version=None, user=None, **options):
+    def handle(self, tenant, flow_version=None, user=None, **options):
         owner = Tenant.objects.filter(slug=tenant).first()
         if owner is None:
             raise CommandError(f"no tenant with slug {tenant!r}")
@@ -32,7 +33,7 @@ class Command(BaseCommand):
             if deployer is None:
                 raise CommandError(f"no user {user!r}")
         try:
-            deployment, nodes = deploy(owner, deployer, version)
+            deployment, nodes = deploy(owner, deployer, flow_version)
         except InvalidDesign as error:
             problems = "\n".join(f"  {problem['message']}" for problem in error.problems)
             raise CommandError(f"{error.detail}:\n{problems}") from None
