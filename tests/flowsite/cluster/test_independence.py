@@ -105,9 +105,12 @@ class Watch:
         while not self._stop.wait(0.05):
             for node in self.nodes:
                 status = node_status(node)
-                found = next(p for p in status["processors"] if p["id"] == str(self.processor.pk))
-                queued = next(c["queued_count"] for c in status["connections"] if c["id"] == str(self.connection.pk))
-                self.samples.append((node, found["run_status"], found["totals"]["tasks"], queued))
+                found = next((p for p in status["processors"] if p["id"] == str(self.processor.pk)), None)
+                queued = [c["queued_count"] for c in status["connections"] if c["id"] == str(self.connection.pk)]
+                if found is None or not queued:
+                    self.samples.append((node, "missing", -1, -1))
+                else:
+                    self.samples.append((node, found["run_status"], found["totals"]["invocations"], queued[0]))
 
     def __enter__(self) -> Watch:
         self._thread.start()
@@ -138,13 +141,13 @@ def test_one_tenants_deployments_and_commands_leave_another_tenants_flow_running
         flow_a["gen"].save()
         deploy(api_a, both)
         assert all(node["ok"] for node in set_state(api_a, flow_a["gen"], "RUNNING")["nodes"])
-        wait_until(lambda: all((processor_on(n, flow_a["gen"]) or {}).get("totals", {}).get("tasks", 0) > 3
+        wait_until(lambda: all((processor_on(n, flow_a["gen"]) or {}).get("totals", {}).get("invocations", 0) > 3
                                for n in both), 30, "A's generator running")
         outcome = set_state(api_a, flow_a["gen"], "STOPPED")
         assert {node["result"]["id"] for node in outcome["nodes"]} == {str(flow_a["gen"].pk)}
     for node in both:
         samples = [s for s in watch.samples if s[0] == node]
-        assert len(samples) > 10
+        assert len(samples) >= 3, watch.samples
         assert {s[1] for s in samples} == {"Running"}, f"B's generator never stopped on {node}"
         tasks, queued = [s[2] for s in samples], [s[3] for s in samples]
         assert tasks == sorted(tasks) and tasks[-1] > tasks[0], f"B's generator was never rebuilt on {node}"
