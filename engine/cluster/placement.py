@@ -75,14 +75,16 @@ class Placement:
         return groups
 
     def filter(self, document: dict[str, Any]) -> dict[str, Any]:
-        """``document`` without the groups of tenants placed elsewhere, nor the parameter contexts
-        only they use (a new document; ``document`` itself is not changed)."""
+        """``document`` without the groups of tenants placed elsewhere, their entries of the
+        ``tenants`` section, nor the parameter contexts only they use (a new document;
+        ``document`` itself is not changed)."""
         away = self.elsewhere(document)
         if not away:
             return document
         contents = document.get("flowContents") or {}
         kept = [group for group in contents.get("processGroups") or () if group.get("identifier") not in away]
-        filtered = {**document, "flowContents": {**contents, "processGroups": kept}}
+        tenants = {slug: entry for slug, entry in (document.get("tenants") or {}).items() if slug not in away.values()}
+        filtered = {**document, "flowContents": {**contents, "processGroups": kept}, "tenants": tenants}
         contexts = document.get("parameterContexts") or {}
         if isinstance(contexts, list):  # the list form names each context inside it
             contexts = {context.get("name", ""): context for context in contexts}

@@ -81,6 +81,7 @@ def test_each_node_runs_only_the_tenants_placed_on_it_and_keeps_the_whole_flow(r
     assert set(shared.controller.processors) == {"shop-gen", "shop-log"}
     assert set(pinned.controller.processors) == {"acme-gen", "acme-log"}
     assert set(pinned.flow.parameter_contexts) == {"acme/ctx"}, "another tenant's parameters are not opened here"
+    assert set(pinned.flow.raw["tenants"]) == {"acme"} and set(shared.flow.raw["tenants"]) == {"shop"}
     assert local_bundle(shared).fingerprint == local_bundle(pinned).fingerprint == FlowBundle(document).fingerprint
     assert "shop-group" in json.dumps(pinned.stored_document()), "the whole flow is kept (and voted with)"
 
