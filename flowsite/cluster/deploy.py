@@ -40,8 +40,8 @@ from flowsite.flows.tenants import root_group
 from flowsite.flows.validation import tenant_problems
 from flowsite.tenancy.models import Membership, Tenant, TenantGroup, TenantGroupPermission, TenantUserPermission
 
-__all__ = ["CLUSTER_ROOT", "InvalidDesign", "authorizations", "cluster_flow", "deploy", "latest_deployments", "run_states",
-           "tenant_document", "tenant_section"]
+__all__ = ["CLUSTER_ROOT", "InvalidDesign", "authorizations", "cluster_flow", "deploy", "latest_deployments",
+           "run_states", "tenant_document", "tenant_section"]
 
 #: The identifier (and name) of the cluster flow's root group.
 CLUSTER_ROOT = "root"
@@ -207,9 +207,11 @@ def _invalid_design(tenant: Tenant) -> list[dict[str, str]]:
 
 def deploy(tenant: Tenant, user, version: int | None = None) -> tuple[Deployment, list[str]]:
     """Deploy ``tenant``'s root group (its version ``version``, else the design as it is) as
-    ``user`` (None for a management command) and return the deployment and the nodes told. Raises InvalidDesign (400) listing the design's
-    problems, ValidationError (400) for a version the root group does not have, Conflict (409) when a version cannot replace the design, redis.RedisError when the
-    cluster cannot be reached — in each case nothing is kept or published."""
+    ``user`` (None for a management command) and return the deployment and the nodes told.
+    Raises InvalidDesign (400) listing the design's problems, ValidationError (400) for a version
+    the root group does not have, Conflict (409) when a version cannot replace the design,
+    redis.RedisError when the cluster cannot be reached — in each case nothing is kept or
+    published."""
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_DEPLOY_LOCK])

@@ -97,7 +97,8 @@ def test_up_runs_the_platform_and_down_stops_it(scratch_database, redis_server, 
         status, body = _get(f"http://127.0.0.1:{port}/api/v1/flow/status", token)
         processors = json.loads(body)["processors"]
         assert len(processors) == 4
-        assert {(p["run_status"], tuple(n["node"] for n in p["nodes"])) for p in processors} == {("Running", ("node-1",))}
+        assert {(p["run_status"], tuple(n["node"] for n in p["nodes"])) for p in processors} == \
+            {("Running", ("node-1",))}
         status, body = _get(f"http://127.0.0.1:{port}/api/v1/process-groups/{tenants[0]['rootGroupId']}"
                             "/process-groups", token)
         group = json.loads(body)["results"][0]

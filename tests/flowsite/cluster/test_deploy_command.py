@@ -16,7 +16,8 @@ def test_the_demo_deployed_from_the_command_line_uses_its_own_directories(db, cl
     call_command("create_demo", "--files-root", str(tmp_path / "files"))
     demo = Tenant.objects.get(slug="demo")
     assert {"read-filesystem", "write-filesystem"} <= set(demo.capabilities)
-    values = {p["name"]: p["value"] for p in ParameterContext.objects.get(tenant=demo, name="list-fetch-put").parameters}
+    context = ParameterContext.objects.get(tenant=demo, name="list-fetch-put")
+    values = {p["name"]: p["value"] for p in context.parameters}
     assert values == {name: str(tmp_path / "files" / "demo" / kind) for name, kind in
                       (("input.directory", "input"), ("processed.directory", "processed"),
                        ("output.directory", "output"))}

@@ -28,8 +28,9 @@ class Command(BaseCommand):
                             help="End the flow election as soon as N nodes have voted (default: wait the maximum "
                                  "wait, 5 minutes, as the node settings say).")
         parser.add_argument("--labels", type=_labels, default=(), metavar="A,B",
-                            help="This node's labels: it runs the tenants whose pool is one of them, and the shared "
-                                 "pool's tenants only when it has no label or the label 'shared' (see docs/cluster.md).")
+                            help="This node's labels: it runs the tenants whose pool is one of them, and the "
+                                 "shared pool's tenants only when it has no label or the label 'shared' "
+                                 "(docs/cluster.md).")
         add_run_arguments(parser)
 
     def handle(self, *args, node_id, standalone, election_max_candidates, labels, data_dir, flow, config, parameter,
