@@ -4,7 +4,9 @@ The node keeps the flow it runs in ``<data dir>/flow.json.gz`` and rewrites it w
 component's run state changes, so a restart without a flow file resumes exactly what was
 running. Start-up recovers the repositories first, then builds the flow over what they hold.
 A flow whose sensitive values are sealed is kept sealed on disk; ``unseal`` opens them in
-memory only. ``replace_flow`` swaps the running flow for another (the cluster's) in place.
+memory only. ``replace_flow`` swaps the running flow for another (the cluster's) in place. A
+clustered node with a ``placement`` keeps the whole flow it is given (it votes and compares
+fingerprints with it) but builds and runs only the groups of the tenants placed on it.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from engine.cluster.config import ClusterConfig
+from engine.cluster.placement import Placement
 from engine.components import ComponentRegistry
 from engine.config import StorageConfig
 from engine.confinement import ConfinementSettings
@@ -118,13 +121,16 @@ class StandaloneNode:
     ``role`` and ``cluster_state`` are handed to the flow controller: a cluster agent changes
     the role as elections go and keeps cluster-scoped state in Redis. Making a node locks its
     data directory (``name`` is recorded as the holder) until ``stop``; raises
-    ``engine.lock.DataDirectoryInUseError`` while another node holds it.
+    ``engine.lock.DataDirectoryInUseError`` while another node holds it. With ``placement``, only
+    the groups of the tenants placed on this node run (``engine.cluster.placement``).
     """
 
     def __init__(self, data_dir: Path, config: NodeConfig | None = None,
                  registry: ComponentRegistry | None = None, *, unseal: Callable[[dict], dict] | None = None,
-                 role: NodeRole | None = None, cluster_state: object | None = None, name: str | None = None) -> None:
+                 role: NodeRole | None = None, cluster_state: object | None = None, name: str | None = None,
+                 placement: Placement | None = None) -> None:
         self.data_dir = Path(data_dir)
+        self.placement = placement
         self.config = config or NodeConfig()
         self.registry = registry
         self.unseal = unseal
@@ -160,7 +166,8 @@ class StandaloneNode:
         """Open, read and check a flow document without running it: the flow and the problems
         that leave components invalid. Raises FlowDefinitionError when it cannot run at all,
         ValueError when a sealed value does not open."""
-        opened = self.unseal(copy.deepcopy(document)) if self.unseal else document
+        here = self.placement.filter(document) if self.placement is not None else document
+        opened = self.unseal(copy.deepcopy(here)) if self.unseal else here
         flow = load_flow(opened)
         if parameters:
             apply_parameters(flow, parameters)
@@ -170,6 +177,19 @@ class StandaloneNode:
         if any(problem.fatal for problem in problems):
             raise FlowDefinitionError(problems)
         return flow, problems
+
+    def placed_elsewhere(self, identifier: str) -> str | None:
+        """The tenant whose component ``identifier`` is, when the flow holds it but the tenant runs
+        on other nodes; else None."""
+        if self.placement is None or self.document is None:
+            return None
+        return self.placement.components_elsewhere(self.document).get(identifier)
+
+    def groups_elsewhere(self) -> list[str]:
+        """The identifiers of the tenants' groups the flow holds but other nodes run."""
+        if self.placement is None or self.document is None:
+            return []
+        return sorted(self.placement.elsewhere(self.document))
 
     def stored_document(self) -> dict[str, Any]:
         """The flow to keep on disk: the document as given, with the run states of now."""

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from engine.cluster.agent import ClusterAgent, ClusterOptions
 from engine.cluster.keys import ClusterKeys
+from engine.cluster.placement import Placement
 from engine.cluster.state import ClusterStateProvider
 from engine.damage import StorageCorruptionError
 from engine.lock import DataDirectoryInUseError
@@ -103,9 +104,11 @@ def _run_node(data_dir: Path, flow: Path | None, node_config: NodeConfig, parame
             raise RunError("a node in a cluster needs the cluster key that authenticates its commands")
         role = NodeRole(clustered=False, primary=True)
         state = ClusterStateProvider(LocalStateProvider(Path(data_dir) / "state" / "local"), keys)
-        node = StandaloneNode(data_dir, node_config, unseal=cluster.unseal, role=role, cluster_state=state, name=name)
+        node = StandaloneNode(data_dir, node_config, unseal=cluster.unseal, role=role, cluster_state=state, name=name,
+                              placement=Placement(cluster.labels))
         agent = ClusterAgent(node, cluster.node_id, cluster.redis_url, keys, node_config.cluster, role, state,
                              cluster.signer, cluster.register_commands)
+        log.info("%s: runs the tenants of %s", name, node.placement.describe())
     try:
         problems = node.load_flow(flow, _parameters(parameter))
     except (FileNotFoundError, ValueError) as error:  # FlowDefinitionError is a ValueError

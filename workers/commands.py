@@ -3,11 +3,14 @@
 ``NodeCommands`` registers one handler per command kind with a ``CommandListener``. Each handler
 works on the node's current ``FlowController`` (asked anew for every command, as a deployment
 replaces it) and returns plain data; an error — an unknown component, a processor that cannot
-start, no flow running — is raised with a message the requester shows as the node's error.
+start, no flow running — is raised with a message the requester shows as the node's error. A
+component of a tenant placed on other nodes (``engine.cluster.placement``) is not an error: the
+node answers ``{"id", "here": false}``, and its status lists those tenants' groups in
+``elsewhere``.
 
 | kind | args | result |
 |---|---|---|
-| ``status`` | ``group_id`` (optional) | ``FlowStatus.as_dict()``; with ``group_id``: ``{"node", "group"}`` |
+| ``status`` | ``group_id`` (optional) | ``FlowStatus.as_dict()`` and ``elsewhere``; with ``group_id``: ``{"node", "group"}`` |
 | ``processor.start``/``stop``/``enable``/``disable`` | ``id`` | ``{"id", "run_status"}`` |
 | ``processor.terminate`` | ``id`` | ``{"id", "terminated"}`` |
 | ``queue.empty`` | ``id``, ``requester`` | ``{"id", "dropped"}`` |
@@ -19,6 +22,7 @@ from dataclasses import asdict
 from typing import Any, Callable
 
 from engine.cluster.bus import Command, CommandListener
+from engine.node import StandaloneNode
 from engine.runtime.controller import FlowController
 
 __all__ = ["NoFlowError", "NodeCommands"]
@@ -30,11 +34,20 @@ class NoFlowError(RuntimeError):
 
 class NodeCommands:
     """The command handlers of node ``node_id``; ``controller()`` gives the controller of the
-    flow the node runs, or None while it runs none."""
+    flow the node runs, or None while it runs none; ``node``, when given, says which tenants
+    run on other nodes."""
 
-    def __init__(self, controller: Callable[[], FlowController | None], node_id: str) -> None:
+    def __init__(self, controller: Callable[[], FlowController | None], node_id: str,
+                 node: StandaloneNode | None = None) -> None:
         self._controller = controller
         self.node_id = node_id
+        self.node = node
+
+    def _elsewhere(self, identifier: str) -> dict[str, Any] | None:
+        """The answer for a component this node holds but does not run, else None."""
+        if self.node is None or self.node.placed_elsewhere(identifier) is None:
+            return None
+        return {"id": identifier, "here": False}
 
     def register(self, listener: CommandListener) -> None:
         """Answer this node's commands on ``listener``."""
@@ -57,24 +70,36 @@ class NodeCommands:
         controller = self.controller()
         group_id = command.args.get("group_id")
         if group_id:
+            away = self._elsewhere(str(group_id))
+            if away is not None:
+                return {"node": asdict(controller.status().node), "group": None, "here": False}
             group = controller.group_status(str(group_id))
             return {"node": asdict(controller.status().node), "group": asdict(group)}
-        return controller.status().as_dict()
+        return {**controller.status().as_dict(), "elsewhere": self.node.groups_elsewhere() if self.node else []}
 
     def _processor_action(self, action: Callable[[FlowController, str], Any]) -> Callable[[Command], dict[str, Any]]:
         def handle(command: Command) -> dict[str, Any]:
             controller = self.controller()
             identifier = _identifier(command)
+            away = self._elsewhere(identifier)
+            if away is not None:
+                return away
             action(controller, identifier)
             return {"id": identifier, "run_status": controller.processor(identifier).run_status()}
         return handle
 
     def terminate(self, command: Command) -> dict[str, Any]:
         identifier = _identifier(command)
+        away = self._elsewhere(identifier)
+        if away is not None:
+            return away
         return {"id": identifier, "terminated": self.controller().terminate_processor(identifier)}
 
     def empty_queue(self, command: Command) -> dict[str, Any]:
         identifier = _identifier(command)
+        away = self._elsewhere(identifier)
+        if away is not None:
+            return away
         requester = str(command.args.get("requester") or "an operator")
         return {"id": identifier, "dropped": self.controller().drop_queue(identifier, requester)}
 

@@ -53,7 +53,8 @@ log = logging.getLogger(__name__)
 class ClusterOptions:
     """How a node joins a cluster: its id, the Redis, the cluster's name, how many candidates end
     the flow election (overriding the node settings), how sealed values are opened, which
-    further commands it answers, and the signer that authenticates commands (required)."""
+    further commands it answers, the signer that authenticates commands (required) and its
+    labels (the pools of tenants it runs, ``engine.cluster.placement``)."""
 
     node_id: str
     redis_url: str
@@ -62,6 +63,7 @@ class ClusterOptions:
     unseal: Callable[[dict], dict] | None = None
     register_commands: Callable[[CommandListener, StandaloneNode], None] | None = None
     signer: CommandSigner | None = None
+    labels: tuple[str, ...] = ()
 
 
 class ClusterAgent:
@@ -193,7 +195,7 @@ class ClusterAgent:
             flow_version=self._flow_version(), active_threads=active, queued_count=queued, queued_bytes=queued_bytes,
             disconnected=record is not None and record.state in (NodeState.DISCONNECTING, NodeState.DISCONNECTED)
             and record.by_operator,
-            refused=self.refused)
+            refused=self.refused, labels=list(self.node.placement.labels) if self.node.placement else [])
         self.client.set(self.keys.heartbeat(self.node_id), beat.encode(), px=int(self.config.heartbeat_ttl * 1000))
         self._last_beat = now
 

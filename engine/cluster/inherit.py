@@ -3,8 +3,9 @@
 A node whose bundle differs from the cluster's backs up each file that differs
 (``flow.json.gz``, ``authorizations.json.gz``) under the same name with a
 ``.YYYY-MM-DD-HH-MM-SS`` suffix, writes the cluster's and runs it. It refuses, changing nothing,
-when a connection of its running flow that holds FlowFiles is missing from the cluster's flow:
-those FlowFiles would have nowhere to go.
+when a connection of its running flow that holds FlowFiles is missing from the cluster's flow —
+or belongs to a tenant no longer placed on this node (``engine.cluster.placement``): those
+FlowFiles would have nowhere to go.
 """
 
 from __future__ import annotations
@@ -76,6 +77,11 @@ def inherit(node: StandaloneNode, node_id: str, bundle: FlowBundle) -> DeployRep
         listed = ", ".join(f"{names[c].name or c} ({c}): {n} FlowFile(s)" for c, n in sorted(missing.items()))
         message = (f"refused the cluster's flow: {len(missing)} connection(s) holding FlowFiles are missing from it "
                    f"— {listed}; this node keeps its flow and data and stays out of the cluster")
+        moved = sorted({slug for c, slug in node.placement.components_elsewhere(bundle.flow).items() if c in missing}
+                       ) if node.placement is not None else []
+        if moved:
+            message += (f" (tenant(s) {', '.join(moved)} now run on other nodes than this one, of "
+                        f"{node.placement.describe()}: empty their queues here first, or place them back)")
         log.error("node %s: %s", node_id, message)
         return DeployReport(node_id, "refused", message, fingerprint)
     stamp = time.strftime("%Y-%m-%d-%H-%M-%S")

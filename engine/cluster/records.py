@@ -56,6 +56,8 @@ class Heartbeat:
     disconnected: bool = False
     #: Why the node stays out of the cluster on its own account (it refused the cluster's flow).
     refused: str = ""
+    #: The node's labels (``runnode --labels``): the pools of tenants it runs (``engine.cluster.placement``).
+    labels: list[str] = field(default_factory=list)
 
     def encode(self) -> str:
         return json.dumps(asdict(self))
@@ -108,9 +110,15 @@ class NodeView:
     roles: list[str]
     heartbeat: Heartbeat | None
 
+    @property
+    def labels(self) -> list[str]:
+        """The labels the node runs with (known while its heartbeat lives; none = the shared pool)."""
+        return list(self.heartbeat.labels) if self.heartbeat else []
+
     def as_dict(self) -> dict[str, Any]:
         return {"node": self.node, "state": self.state, "reason": self.reason, "changed_at": self.changed_at,
-                "roles": self.roles, "heartbeat": asdict(self.heartbeat) if self.heartbeat else None}
+                "roles": self.roles, "labels": self.labels,
+                "heartbeat": asdict(self.heartbeat) if self.heartbeat else None}
 
 
 class ClusterView:

@@ -9,12 +9,19 @@ every deployed tenant's members, groups and policies, publishes the bundle as th
 (signed with the cluster key) and sends ``deploy`` to every connected node.
 Deployments are serialised (a PostgreSQL advisory lock), so the flow published last holds every
 tenant's latest deployment.
+
+Tenants run independently: a processor's run state changes on the nodes through a command
+(``processors/{id}/run-status``) long after its tenant deployed, so the cluster flow carries each
+processor's run state as it is now (the design's), not as its deployment document has it — another
+tenant's deployment then starts, stops and rebuilds nothing of a tenant whose own flow did not
+change (``engine.runtime.flow_update`` keeps unchanged components running).
 """
 
 from __future__ import annotations
 
+import copy
 import uuid
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from django.db import connection, transaction
 from rest_framework import exceptions
@@ -34,11 +41,13 @@ from flowsite.flows.tenants import root_group
 from flowsite.flows.validation import tenant_problems
 from flowsite.tenancy.models import Membership, Tenant, TenantGroup, TenantGroupPermission, TenantUserPermission
 
-__all__ = ["CLUSTER_ROOT", "InvalidDesign", "authorizations", "cluster_flow", "deploy", "latest_deployments", "tenant_document",
-           "tenant_section"]
+__all__ = ["CLUSTER_ROOT", "InvalidDesign", "authorizations", "cluster_flow", "deploy", "latest_deployments",
+           "run_states", "tenant_document", "tenant_section"]
 
 #: The identifier (and name) of the cluster flow's root group.
 CLUSTER_ROOT = "root"
+#: A processor's run state in a flow document, by its design state (as ``export_group`` writes it).
+_RUN_STATE = {"STOPPED": "ENABLED", "RUNNING": "RUNNING", "DISABLED": "DISABLED"}
 #: The advisory lock that serialises deployments ("flowsite deploy").
 _DEPLOY_LOCK = 0x666C6F77_6465706C
 
@@ -91,12 +100,37 @@ def tenant_section(tenant: Tenant, group_identifier: str) -> dict[str, Any]:
             "listenPorts": ports}
 
 
-def cluster_flow(deployments: Iterable[Deployment]) -> dict[str, Any]:
+def run_states(deployments: Iterable[Deployment]) -> dict[str, str]:
+    """The run state of every processor of the deployments' tenants as it is now (processor id →
+    the flow document's ``scheduledState``)."""
+    tenants = {deployment.tenant_id for deployment in deployments}
+    return {str(pk): _RUN_STATE[state] for pk, state in
+            Processor.objects.filter(tenant__in=tenants).values_list("pk", "scheduled_state")}
+
+
+def _with_run_states(group: dict[str, Any], states: Mapping[str, str]) -> dict[str, Any]:
+    """A copy of ``group`` whose processors have the run states ``states`` gives them."""
+    group = copy.deepcopy(group)
+    pending = [group]
+    while pending:
+        current = pending.pop()
+        for processor in current.get("processors") or ():
+            if processor.get("identifier") in states:
+                processor["scheduledState"] = states[processor["identifier"]]
+        pending.extend(current.get("processGroups") or ())
+    return group
+
+
+def cluster_flow(deployments: Iterable[Deployment], states: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The cluster's flow: a root group holding each deployment's root group, and a ``tenants``
-    section naming each tenant's group, placement and grants."""
+    section naming each tenant's group, placement and grants; ``states`` (``run_states``) gives
+    processors their run state of now."""
     groups, contexts, tenants = [], {}, {}
     for deployment in deployments:
-        group = dict(deployment.document["flowContents"], groupIdentifier=CLUSTER_ROOT)
+        contents = deployment.document["flowContents"]
+        if states:
+            contents = _with_run_states(contents, states)
+        group = dict(contents, groupIdentifier=CLUSTER_ROOT)
         groups.append(group)
         contexts.update(deployment.document.get("parameterContexts") or {})
         tenants[deployment.tenant.slug] = tenant_section(deployment.tenant, group["identifier"])
@@ -175,15 +209,17 @@ def _invalid_design(tenant: Tenant) -> list[dict[str, str]]:
 
 
 def deploy(tenant: Tenant, user, version: int | None = None) -> tuple[Deployment, list[str]]:
-    """Deploy ``tenant``'s root group (its version ``version``, else the design as it is) and
-    return the deployment and the nodes told. Raises InvalidDesign (400) listing the design's
-    problems, ValidationError (400) for a version the root group does not have, Conflict (409) when a version cannot replace the design, redis.RedisError when the
-    cluster cannot be reached — in each case nothing is kept or published."""
+    """Deploy ``tenant``'s root group (its version ``version``, else the design as it is) as
+    ``user`` (None for a management command) and return the deployment and the nodes told.
+    Raises InvalidDesign (400) listing the design's problems, ValidationError (400) for a version
+    the root group does not have, Conflict (409) when a version cannot replace the design,
+    redis.RedisError when the cluster cannot be reached — in each case nothing is kept or
+    published."""
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_DEPLOY_LOCK])
         if version is not None:
-            _design_at(tenant, version, user.get_username())
+            _design_at(tenant, version, user.get_username() if user is not None else "manage.py deploy")
         problems = _invalid_design(tenant)
         if problems:
             raise InvalidDesign(problems)
@@ -191,7 +227,7 @@ def deploy(tenant: Tenant, user, version: int | None = None) -> tuple[Deployment
                                 created_by=user, document=tenant_document(tenant))
         included = [d for d in latest_deployments() if d.tenant_id != tenant.pk] + [deployment]
         included.sort(key=lambda d: d.tenant.slug)
-        bundle = FlowBundle(cluster_flow(included), authorizations(d.tenant for d in included))
+        bundle = FlowBundle(cluster_flow(included, run_states(included)), authorizations(d.tenant for d in included))
         deployment.fingerprint = bundle.fingerprint
         deployment.cluster_version = ",".join(f"{d.tenant.slug}:{d.label}" for d in included)
         deployment.save()

@@ -7,6 +7,8 @@ is filtered from the cached answers on every request. Component identifiers in t
 are the control plane's instance ids (``Component`` primary keys), so a node's figures are
 matched to components by id: a component of another tenant, or one the user may not view, never
 appears. Per node, the queued and active-thread figures are summed over those same components.
+A node whose answer lists every one of the user's tenants' root groups in ``elsewhere`` (they are
+placed on other nodes, ``engine.cluster.placement``) runs none of them and is left out.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from flowsite.cluster import redis as cluster_redis
 from flowsite.flows.access import VIEW, TenantAccess
 from flowsite.flows.definition import subtree_ids
 from flowsite.flows.models import Component, ProcessGroup
+from flowsite.flows.tenants import root_group
 
 __all__ = ["CACHE_SECONDS", "STATUS_TIMEOUT", "NodeAnswers", "ask_nodes", "cluster_status", "forget_answers",
            "visible_components"]
@@ -170,9 +173,13 @@ def cluster_status(user, tenants: Iterable, within: ProcessGroup | None = None) 
     """The status of what ``user`` may view of ``tenants`` (of the group ``within`` only, if
     given) over every connected node (raises redis.RedisError)."""
     answers = ask_nodes()
+    tenants = list(tenants)
     aggregate = _Aggregate(visible_components(user, tenants, within))
+    roots = {str(root_group(tenant).pk) for tenant in tenants}
     nodes = []
     for node, reply in sorted(answers.replies.items()):
+        if reply.ok and isinstance(reply.result, dict) and roots and roots <= set(reply.result.get("elsewhere") or ()):
+            continue
         entry: dict[str, Any] = {"node": node, "ok": reply.ok, "timed_out": reply.timed_out, "error": reply.error,
                                  "uptime_seconds": None, "is_primary": None, "active_threads": 0,
                                  "queued_count": 0, "queued_bytes": 0}

@@ -99,3 +99,12 @@ def test_runnode_refuses_a_node_id_that_cannot_name_a_host(node_id, tmp_path):
     with pytest.raises(CommandError, match="is not a node id"):
         call_command("runnode", f"--node-id={node_id}", "--data-dir", str(tmp_path / "n"))
     assert not (tmp_path / "n").exists()
+
+
+def test_runnode_refuses_bad_labels_and_labels_on_a_standalone_node(tmp_path):
+    with pytest.raises(CommandError, match="'a b' is not a node label"):
+        call_command("runnode", "--node-id", "node-1", "--data-dir", str(tmp_path / "n"), "--labels", "acme,a b")
+    with pytest.raises(CommandError, match="a --standalone node runs its whole flow"):
+        call_command("runnode", "--node-id", "node-1", "--data-dir", str(tmp_path / "n"), "--labels", "acme",
+                     "--standalone")
+    assert not (tmp_path / "n").exists()

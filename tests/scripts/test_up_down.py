@@ -1,8 +1,10 @@
 """scripts/up runs the platform (web, node, jobs) against the servers it is given, with the
-demo tenant and flow; scripts/down stops it. Run as a user would, in a scratch .local folder."""
+demo tenant and its flow deployed to the node as the portal deploys it; scripts/down stops it. Run
+as a user would, in a scratch .local folder."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -80,11 +82,30 @@ def test_up_runs_the_platform_and_down_stops_it(scratch_database, redis_server, 
                             "/process-groups", token)
         assert json.loads(body)["count"] == 1
 
-        output = local / "demo" / "output"
+        assert "deployed demo (design)" in up.stdout, "the demo flow goes through a deployment"
+        output = local / "files" / "demo" / "output"
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and len(list(output.glob("hello-*.txt"))) < 3:
             time.sleep(0.2)
         assert sorted(p.name for p in output.glob("hello-*.txt")) == ["hello-1.txt", "hello-2.txt", "hello-3.txt"]
+
+        # The portal and the node agree: deployed, and what the design says RUNNING runs on node-1.
+        status, body = _get(f"http://127.0.0.1:{port}/api/v1/cluster/deployments", token)
+        deployments = json.loads(body)
+        deployments = deployments.get("results", deployments) if isinstance(deployments, dict) else deployments
+        assert [d["tenant"] for d in deployments] == ["demo"]
+        status, body = _get(f"http://127.0.0.1:{port}/api/v1/flow/status", token)
+        processors = json.loads(body)["processors"]
+        assert len(processors) == 4
+        assert {(p["run_status"], tuple(n["node"] for n in p["nodes"])) for p in processors} == \
+            {("Running", ("node-1",))}
+        status, body = _get(f"http://127.0.0.1:{port}/api/v1/process-groups/{tenants[0]['rootGroupId']}"
+                            "/process-groups", token)
+        group = json.loads(body)["results"][0]
+        status, body = _get(f"http://127.0.0.1:{port}/api/v1/process-groups/{group['id']}/processors", token)
+        assert {p["state"] for p in json.loads(body)["results"]} == {"RUNNING"}
+        node_flow = gzip.decompress((local / "nodes" / "node-1" / "flow.json.gz").read_bytes())
+        assert "demo" in json.loads(node_flow)["tenants"], "node-1 runs the cluster's flow, not a file"
         for name in ("web", "node-1", "jobs"):
             assert (local / "run" / f"{name}.pid").exists()
         node_pid = (local / "run" / "node-1.pid").read_text().strip()

@@ -25,11 +25,12 @@ INTERVAL = 1.0
 class Node(OutputProcess):
     """One ``manage.py runnode`` process."""
 
-    def __init__(self, node_id: str, data_dir: Path, env: dict[str, str], config: Path, flow: Path | None) -> None:
+    def __init__(self, node_id: str, data_dir: Path, env: dict[str, str], config: Path, flow: Path | None,
+                 options: tuple[str, ...] = ()) -> None:
         self.node_id = node_id
         self.data_dir = data_dir
         args = [sys.executable, "manage.py", "runnode", "--node-id", node_id, "--data-dir", str(data_dir),
-                "--config", str(config)]
+                "--config", str(config), *options]
         if flow is not None:
             args += ["--flow", str(flow)]
         super().__init__(args, REPO_ROOT, env)
@@ -58,13 +59,14 @@ class Cluster:
         self.config.write_text(json.dumps({"cluster": settings, "runtime": runtime}))
         self.nodes: dict[str, Node] = {}
 
-    def start(self, node_id: str, flow: dict | None = None, data_dir: Path | None = None) -> Node:
-        """Start node ``node_id`` with ``flow`` (else the one in its data directory, or none)."""
+    def start(self, node_id: str, flow: dict | None = None, data_dir: Path | None = None, *options: str) -> Node:
+        """Start node ``node_id`` with ``flow`` (else the one in its data directory, or none) and
+        further runnode ``options``."""
         flow_file = None
         if flow is not None:
             flow_file = self.root / f"{node_id}-flow.json"
             flow_file.write_text(json.dumps(flow))
-        node = Node(node_id, data_dir or self.root / node_id, self.env, self.config, flow_file)
+        node = Node(node_id, data_dir or self.root / node_id, self.env, self.config, flow_file, options)
         self.nodes[node_id] = node
         return node
 

@@ -23,6 +23,8 @@ class HeartbeatSerializer(serializers.Serializer):
     queued_bytes = serializers.IntegerField()
     disconnected = serializers.BooleanField()
     refused = serializers.CharField(allow_blank=True)
+    labels = serializers.ListField(child=serializers.CharField(), required=False,
+                                   help_text="The node's labels (runnode --labels).")
 
 
 class NodeSerializer(serializers.Serializer):
@@ -33,6 +35,9 @@ class NodeSerializer(serializers.Serializer):
     reason = serializers.CharField(allow_blank=True)
     changed_at = serializers.FloatField()
     roles = serializers.ListField(child=serializers.CharField(), help_text="coordinator, primary")
+    labels = serializers.ListField(child=serializers.CharField(),
+                                   help_text="The pools of tenants the node runs (runnode --labels); none: the shared "
+                                             "pool, as the label 'shared' also says.")
     heartbeat = HeartbeatSerializer(allow_null=True, help_text="None once the node's heartbeat expired.")
     heartbeat_age = serializers.FloatField(allow_null=True, help_text="Seconds since the last heartbeat.")
 

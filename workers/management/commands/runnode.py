@@ -8,12 +8,14 @@ holds them anyway, the node warns and removes them from its environment before a
 
 from __future__ import annotations
 
+import argparse
 import os
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from engine.cluster.agent import ClusterOptions
+from engine.cluster.placement import parse_labels
 from engine.flow.sealed import open_flow
 from engine.run import RunError, add_run_arguments
 from flowsite.cluster.redis import command_signer
@@ -36,12 +38,18 @@ class Command(BaseCommand):
         parser.add_argument("--election-max-candidates", type=int, metavar="N",
                             help="End the flow election as soon as N nodes have voted (default: wait the maximum "
                                  "wait, 5 minutes, as the node settings say).")
+        parser.add_argument("--labels", type=_labels, default=(), metavar="A,B",
+                            help="This node's labels: it runs the tenants whose pool is one of them, and the "
+                                 "shared pool's tenants only when it has no label or the label 'shared' "
+                                 "(docs/cluster.md).")
         add_run_arguments(parser)
 
-    def handle(self, *args, node_id, standalone, election_max_candidates, data_dir, flow, config, parameter,
+    def handle(self, *args, node_id, standalone, election_max_candidates, labels, data_dir, flow, config, parameter,
                status_interval, accept_damage, files_root, **options):
         if election_max_candidates is not None and election_max_candidates < 1:
             raise CommandError("--election-max-candidates must be at least 1")
+        if standalone and labels:
+            raise CommandError("--labels places a node in the cluster's pools; a --standalone node runs its whole flow")
         if settings.NODE:
             self._drop_control_plane_secrets()
         else:
@@ -51,8 +59,9 @@ class Command(BaseCommand):
         cluster = None if standalone else ClusterOptions(
             node_id, settings.REDIS_URL, settings.FLOWSITE_CLUSTER, election_max_candidates,
             unseal=lambda document: open_flow(document, key),
-            register_commands=lambda listener, node: NodeCommands(lambda: node.controller, node_id).register(listener),
-            signer=command_signer())
+            register_commands=lambda listener, node: NodeCommands(lambda: node.controller, node_id,
+                                                                  node=node).register(listener),
+            signer=command_signer(), labels=labels)
         try:
             run(node_id, data_dir, flow, cluster=cluster, config=config, parameter=parameter,
                 status_interval=status_interval, accept_damage=accept_damage, files_root=files_root,
@@ -71,3 +80,10 @@ class Command(BaseCommand):
 
 #: What only the web tier and the jobs need; a node's flow must never be able to read them.
 CONTROL_PLANE_SECRETS = ("SECRET_KEY", "SECRET_KEY_FILE", "DATABASE_URL", "DATABASE_URL_FILE", "FLOWSITE_DEMO_PASSWORD")
+
+
+def _labels(text: str) -> tuple[str, ...]:
+    try:
+        return parse_labels(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
