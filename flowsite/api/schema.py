@@ -52,7 +52,9 @@ class AutoSchema(openapi.AutoSchema):
         return responses
 
     def _error_statuses(self) -> list[int]:
-        statuses = [400, 401, 403]  # 400: invalid input (or a Content-Length that is no number)
+        # 400: invalid input (or a Content-Length that is no number); 429: locked out after failed
+        # authentications from the address (or, creating tokens, throttled)
+        statuses = [400, 401, 403, 429]
         if "{" in self.path:
             statuses.append(404)
         if self.method != "GET" and getattr(self.view, "checks_revisions", False):
