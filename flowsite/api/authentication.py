@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from axes.handlers.proxy import AxesProxyHandler
+from django.conf import settings
 from django.contrib.auth.signals import user_login_failed
 from django.utils import timezone
 from rest_framework import authentication, exceptions, status
@@ -26,6 +27,10 @@ class LockedOut(exceptions.APIException):
     status_code = status.HTTP_429_TOO_MANY_REQUESTS
     default_code = "locked_out"
 
+    def __init__(self, message: str, wait: float) -> None:
+        super().__init__(message)
+        self.wait = wait  # DRF sends it as Retry-After
+
 
 class BearerTokenAuthentication(authentication.BaseAuthentication):
     """Authenticates a request carrying an API token; a wrong, expired or revoked token is a 401
@@ -39,7 +44,7 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         if not header or header[0].lower() != self.keyword.lower().encode():
             return None
         if not AxesProxyHandler.is_allowed(request._request, TOKEN_CREDENTIALS):
-            raise LockedOut(lockout_message())
+            raise LockedOut(lockout_message(), settings.AXES_COOLOFF_TIME.total_seconds())
         try:
             return self._check(request, header)
         except exceptions.AuthenticationFailed:
