@@ -61,6 +61,8 @@ class AutoSchema(openapi.AutoSchema):
             statuses.append(409)
         if self.method in ("PUT", "PATCH", "POST"):
             statuses += [413, 415]
+        if self.method == "DELETE":
+            statuses += list(getattr(self.view, "delete_error_statuses", ()))
         extra = getattr(self.view, "extra_error_statuses", ())
         if self.method == "GET":
             extra = tuple(code for code in extra if code != 409)
