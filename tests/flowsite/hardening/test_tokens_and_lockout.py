@@ -137,3 +137,17 @@ def test_every_answer_carries_a_content_security_policy(path, tenant_a):
     client.force_login(tenant_a.member())
     policy = client.get(path, HTTP_ACCEPT="text/html")["Content-Security-Policy"]
     assert "script-src 'self'" in policy and "frame-ancestors 'none'" in policy and "object-src 'none'" in policy
+
+
+def test_the_portal_makes_a_read_only_token_for_one_tenant(tenant_a, tenant_b):
+    user = tenant_a.member()
+    Membership.objects.create(tenant=tenant_b.tenant, user=user)
+    portal = APIClient()
+    portal.force_login(user)
+    page = portal.get("/tokens/")
+    assert b"Acme only" in page.content and b"Globex only" in page.content
+    made = portal.post("/tokens/", {"name": "reader", "tenant": str(tenant_a.tenant.pk), "readOnly": "true"})
+    assert made.status_code == 302
+    token = ApiToken.objects.get(user=user, name="reader")
+    assert token.tenant_id == tenant_a.tenant.pk and token.read_only and token.expires_at is None
+    assert b"Acme, read-only" in portal.get("/tokens/").content
