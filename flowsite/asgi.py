@@ -1,4 +1,5 @@
-"""The ASGI application served by daphne: Django over HTTP, routed through Channels."""
+"""The ASGI application served by daphne: Django over HTTP, routed through Channels, behind the
+streamed request-body limit (``flowsite.limits.RequestBodyLimit``)."""
 
 import os
 
@@ -9,4 +10,6 @@ django_application = get_asgi_application()
 
 from channels.routing import ProtocolTypeRouter  # noqa: E402  (Django must be set up first)
 
-application = ProtocolTypeRouter({"http": django_application})
+from flowsite.limits import RequestBodyLimit  # noqa: E402
+
+application = ProtocolTypeRouter({"http": RequestBodyLimit(django_application)})

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import secrets
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -44,6 +45,10 @@ ENVIRONMENT_VARIABLES = {
     "SECURE_PROXY_SSL_HEADER": "set to true behind a TLS-terminating proxy that sends X-Forwarded-Proto",
     "FLOWSITE_MAX_REQUEST_BYTES": "largest request body accepted, in bytes (default 16 MiB)",
     "LOG_LEVEL": "level of the project's log (default INFO)",
+    "FLOWSITE_LOGIN_FAILURE_LIMIT": "failed logins (portal password or API token) from one address, for one user "
+                                    "name, before a lockout (default 5)",
+    "FLOWSITE_LOGIN_COOLOFF_MINUTES": "how long a lockout lasts, in minutes (default 15)",
+    "FLOWSITE_TOKEN_CREATE_RATE": "API tokens one user may create, e.g. 20/hour (the default)",
 }
 #: The variables that may instead be read from a file, named by ``<NAME>_FILE``.
 SECRET_VARIABLES = ("SECRET_KEY", "FLOWSITE_SENSITIVE_KEY", "FLOWSITE_PREVIOUS_SENSITIVE_KEY", "FLOWSITE_CLUSTER_KEY",
@@ -143,6 +148,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "guardian",
+    "axes",
     "channels",
     "flowsite.tenancy",
     "flowsite.flows",
@@ -154,6 +160,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "flowsite.limits.RequestSizeLimitMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -162,6 +169,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "flowsite.urls"
@@ -189,8 +197,12 @@ else:
     DATABASES = {
         "default": dj_database_url.parse(
             _env("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/flowsite"),
-            conn_max_age=600, conn_health_checks=True),
+            conn_max_age=0),
     }
+    # Under ASGI (daphne) Django runs each sync view in a worker thread; a persistent connection
+    # (CONN_MAX_AGE > 0) is kept per thread and closed only when a request ends in that same thread,
+    # so connections pile up and go stale. Each request opens and closes its own (CONN_MAX_AGE=0);
+    # put PgBouncer in front of PostgreSQL when connection set-up cost matters.
     if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
         raise ImproperlyConfigured("DATABASE_URL must name a PostgreSQL database (postgres://...)")
 
@@ -199,6 +211,12 @@ REDIS_URL = _env("REDIS_URL", "redis://127.0.0.1:6379/0")
 FLOWSITE_CLUSTER = _env("FLOWSITE_CLUSTER", "default")
 if any(ch in FLOWSITE_CLUSTER for ch in ": \t\n"):
     raise ImproperlyConfigured(f"FLOWSITE_CLUSTER={FLOWSITE_CLUSTER!r}: a cluster name has no ':' and no spaces")
+
+# Django's cache (DRF's throttle counts) lives in Redis, shared by every web process.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
+                "KEY_PREFIX": "flowsite:cache"},
+}
 
 CHANNEL_LAYERS = {
     "default": {
@@ -219,6 +237,7 @@ CELERY_ACCEPT_CONTENT = ["json"]
 SPARK_MASTER = _env("SPARK_MASTER", "local[*]")
 
 AUTHENTICATION_BACKENDS = [
+    "flowsite.lockout.LockoutBackend",
     "django.contrib.auth.backends.ModelBackend",
     "guardian.backends.ObjectPermissionBackend",
 ]
@@ -233,13 +252,46 @@ LOGIN_REDIRECT_URL = "portal:home"
 LOGOUT_REDIRECT_URL = "portal:login"
 GUARDIAN_RAISE_403 = False
 
+# Lockout after repeated failed logins (django-axes, attempts kept in the database so every web
+# process sees them): portal passwords and API tokens, per user name and client address (an API
+# token failure counts under the user name "(api token)"). A lockout is a 429 that says how long.
+AXES_FAILURE_LIMIT = int(_env("FLOWSITE_LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=float(_env("FLOWSITE_LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "flowsite.lockout.lockout_response"
+AXES_HTTP_RESPONSE_CODE = 429
+AXES_VERBOSE = False
+
+# Content-Security-Policy (django-csp) on every response: scripts only from this site (the portal
+# has no inline script; the API's Swagger page loads its set-up script from the same URL), styles
+# from this site plus inline style attributes (the browsable API and Redoc use them), no
+# framing, no plugins. Redoc renders in a blob: worker.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'"],
+        "connect-src": ["'self'"],
+        "worker-src": ["'self'", "blob:"],
+        "object-src": ["'none'"],
+        "base-uri": ["'none'"],
+        "frame-ancestors": ["'none'"],
+        "form-action": ["'self'"],
+    },
+}
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "flowsite.api.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated",
+                                   "flowsite.api.permissions.TokenScope"],
     "DEFAULT_PARSER_CLASSES": ["flowsite.api.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer", "flowsite.api.renderers.BrowsableAPIRenderer"],
     "DEFAULT_METADATA_CLASS": "flowsite.api.metadata.Metadata",
     "DEFAULT_PAGINATION_CLASS": "flowsite.api.pagination.Pagination",
     "PAGE_SIZE": 100,
@@ -247,6 +299,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "flowsite.api.schema.AutoSchema",
     "EXCEPTION_HANDLER": "flowsite.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    "DEFAULT_THROTTLE_RATES": {"tokens": _env("FLOWSITE_TOKEN_CREATE_RATE", "20/hour")},
 }
 
 SPECTACULAR_SETTINGS = {
@@ -254,6 +307,7 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Tenants, process groups, processors, connections, funnels, flow versions and API tokens.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SERVE_PERMISSIONS": ["flowsite.api.permissions.DocsAccess"],
     "COMPONENT_SPLIT_REQUEST": True,
     "SCHEMA_PATH_PREFIX": "/api/v1",
     "SWAGGER_UI_DIST": "SIDECAR",
@@ -303,4 +357,5 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": _env("LOG_LEVEL", "INFO")},
+    "loggers": {"axes": {"level": "WARNING"}},  # a line per failed login at INFO is noise
 }

@@ -8,10 +8,12 @@ from flowsite.api.models import ApiToken
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    list_display = ["name", "user", "key", "state", "created_at", "expires_at", "last_used_at"]
-    list_filter = ["revoked_at"]
+    list_display = ["name", "user", "key", "state", "tenant", "read_only", "created_at", "expires_at", "last_used_at"]
+    list_filter = ["revoked_at", "read_only"]
     search_fields = ["name", "key", "user__username"]
-    readonly_fields = ["user", "key", "created_at", "revoked_at", "last_used_at", "state"]
+    # the scope is fixed at creation (a token's children were checked against it)
+    readonly_fields = ["user", "key", "created_at", "revoked_at", "last_used_at", "state", "tenant", "read_only",
+                       "parent", "expires_at"]
     exclude = ["secret_hash"]
     actions = ["revoke"]
 

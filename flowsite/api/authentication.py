@@ -1,21 +1,41 @@
-"""``Authorization: Bearer <token>`` authentication with API tokens."""
+"""``Authorization: Bearer <token>`` authentication with API tokens. Failed attempts count
+toward the login lockout (django-axes) under the user name ``(api token)``, per client address:
+a client that keeps sending wrong tokens is locked out (429) like one guessing passwords."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
+from axes.handlers.proxy import AxesProxyHandler
+from django.conf import settings
+from django.contrib.auth.signals import user_login_failed
 from django.utils import timezone
-from rest_framework import authentication, exceptions
+from rest_framework import authentication, exceptions, status
 
 from flowsite.api.models import ApiToken
+from flowsite.lockout import lockout_message
 
 #: How often a token's ``last_used_at`` is written (not on every request).
 _LAST_USED_RESOLUTION = timedelta(minutes=1)
+#: The user name token failures are counted under (no user has a name with parentheses and spaces).
+TOKEN_CREDENTIALS = {"username": "(api token)"}
+
+
+class LockedOut(exceptions.APIException):
+    """429: too many failed authentications from this address."""
+
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    default_code = "locked_out"
+
+    def __init__(self, message: str, wait: float) -> None:
+        super().__init__(message)
+        self.wait = wait  # DRF sends it as Retry-After
 
 
 class BearerTokenAuthentication(authentication.BaseAuthentication):
     """Authenticates a request carrying an API token; a wrong, expired or revoked token is a 401
-    that says which, a request without one is left to the other authenticators."""
+    that says which (and counts as a failed login), a request without one is left to the other
+    authenticators."""
 
     keyword = "Bearer"
 
@@ -23,6 +43,15 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
         header = authentication.get_authorization_header(request).split()
         if not header or header[0].lower() != self.keyword.lower().encode():
             return None
+        if not AxesProxyHandler.is_allowed(request._request, TOKEN_CREDENTIALS):
+            raise LockedOut(lockout_message(), settings.AXES_COOLOFF_TIME.total_seconds())
+        try:
+            return self._check(request, header)
+        except exceptions.AuthenticationFailed:
+            user_login_failed.send(sender=__name__, credentials=dict(TOKEN_CREDENTIALS), request=request._request)
+            raise
+
+    def _check(self, request, header):
         if len(header) != 2:
             raise exceptions.AuthenticationFailed("the Authorization header must read 'Bearer <token>'")
         try:

@@ -10,11 +10,12 @@ from django.db import transaction
 from rest_framework import exceptions
 
 from flowsite.api.errors import Conflict
+from flowsite.cluster.queues import QueuesUnknown, queued
 from flowsite.api.lookup import access_for, require_global
 from flowsite.api.serializers.processors import ProcessorSerializer, processor_class
 from flowsite.flows import access as policies
 from flowsite.flows.definition import delete_subtree, subtree_ids
-from flowsite.flows.models import Component, Connection, Kind, ProcessGroup, Processor
+from flowsite.flows.models import Component, Connection, Kind, Port, ProcessGroup, Processor
 from flowsite.flows.revisions import lock_for_change
 
 
@@ -77,6 +78,7 @@ def check_delete(component: Component) -> None:
         _check_group_delete(component)
         return
     if component.kind == Kind.CONNECTION:
+        _check_connection_delete(component)
         return
     if getattr(component, "scheduled_state", None) == "RUNNING":
         raise Conflict(f"{component} is running: stop it before deleting it")
@@ -84,6 +86,38 @@ def check_delete(component: Component) -> None:
     if joined.exists():
         names = ", ".join(sorted(str(c.pk) for c in joined))
         raise Conflict(f"{component} is connected (connections {names}): delete its connections first")
+
+
+class CannotConfirmEmpty(exceptions.APIException):
+    """503: whether a connection holds FlowFiles cannot be found out (the cluster is away)."""
+
+    status_code = 503
+    default_code = "cluster_unavailable"
+
+
+def _check_queues_empty(tenant, connections: list[Component], what: str) -> None:
+    """Raise 409 when one of ``connections`` holds FlowFiles on the cluster, 503 when that
+    cannot be confirmed (deleting would lose whatever they hold)."""
+    try:
+        counts = queued(tenant, [c.pk for c in connections])
+    except QueuesUnknown as error:
+        raise CannotConfirmEmpty(f"cannot confirm that {what} holds no FlowFiles: {error}; try again once the "
+                                 f"cluster answers") from None
+    if counts:
+        held = ", ".join(f"connection {pk} holds {n} FlowFile(s)" for pk, n in sorted(counts.items()))
+        first = min(counts)
+        raise Conflict(f"{what} is not empty ({held}): deleting would lose them; empty the queue first "
+                       f"(POST /api/v1/connections/{first}/empty), then delete")
+
+
+def _check_connection_delete(connection: Component) -> None:
+    """NiFi's rules: the source must not be running (a funnel excepted) and the queue must be empty."""
+    source = Connection.objects.select_related("source").get(pk=connection.pk).source
+    model = {Kind.PROCESSOR: Processor, Kind.INPUT_PORT: Port, Kind.OUTPUT_PORT: Port}.get(source.kind)
+    if model is not None and model.objects.filter(pk=source.pk, scheduled_state="RUNNING").exists():
+        raise Conflict(f"the source of the connection ({source}, {source.pk}) is running: stop it before deleting "
+                       f"the connection")
+    _check_queues_empty(connection.tenant, [connection], f"connection {connection.pk}")
 
 
 def _check_group_delete(group: ProcessGroup) -> None:
@@ -98,3 +132,7 @@ def _check_group_delete(group: ProcessGroup) -> None:
     if outside.exists():
         raise Conflict("connections outside the group lead to its ports ("
                        + ", ".join(sorted(str(c.pk) for c in outside)) + "): delete them first")
+    running_ports = Port.objects.filter(parent__in=inside, scheduled_state="RUNNING")
+    if running_ports.exists():
+        raise Conflict(f"{running_ports.count()} port(s) inside the group are running: stop them first")
+    _check_queues_empty(group.tenant, list(Connection.objects.filter(parent__in=inside)), f"the group {group.pk}")

@@ -15,14 +15,30 @@ _ACTION_WORDS = {
 }
 
 
+def _token_tenant_id(request):
+    """The one tenant the request's API token is scoped to, or None (unscoped token, session)."""
+    return getattr(getattr(request, "auth", None), "tenant_id", None)
+
+
+def tenants_of(request):
+    """The tenants the requesting user belongs to, narrowed to its token's tenant if scoped."""
+    tenants = request.user.tenants.all()
+    scoped = _token_tenant_id(request)
+    return tenants if scoped is None else tenants.filter(pk=scoped)
+
+
 def access_for(request, tenant: Tenant) -> TenantAccess:
-    """The requesting user's access to ``tenant``, resolved once per request."""
+    """The requesting user's access to ``tenant``, resolved once per request. A token scoped to
+    another tenant is no member here: that tenant's objects do not exist for it."""
     cache = getattr(request, "_flowsite_access", None)
     if cache is None:
         cache = request._flowsite_access = {}
     access = cache.get(tenant.pk)
     if access is None:
         access = cache[tenant.pk] = TenantAccess(request.user, tenant)
+        scoped = _token_tenant_id(request)
+        if scoped is not None and scoped != tenant.pk:
+            access.is_member = False
     return access
 
 

@@ -1,5 +1,6 @@
 """API tokens: bearer secrets for scripts and tools, stored hashed, shown once, able to expire
-and be revoked."""
+and be revoked, and to be narrowed to one tenant and to reading only. A token made with a token
+holds no more than its parent (see ``narrowed``)."""
 
 from __future__ import annotations
 
@@ -33,6 +34,12 @@ class ApiToken(models.Model):
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
+    tenant = models.ForeignKey("tenancy.Tenant", on_delete=models.CASCADE, null=True, blank=True,
+                               related_name="+", help_text="The one tenant the token reaches (none: every tenant "
+                                                           "of its user).")
+    read_only = models.BooleanField(default=False, help_text="The token may only read (safe methods).")
+    parent = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True, related_name="children",
+                               help_text="The token that created this one, if a token did.")
 
     class Meta:
         ordering = ["-created_at"]
@@ -41,11 +48,14 @@ class ApiToken(models.Model):
         return f"{self.name} ({self.user})"
 
     @classmethod
-    def issue(cls, user, name: str, expires_at=None) -> tuple[ApiToken, str]:
-        """A new token for ``user`` and its secret (which is not stored and cannot be shown again)."""
+    def issue(cls, user, name: str, expires_at=None, *, tenant=None, read_only: bool = False,
+              parent: ApiToken | None = None) -> tuple[ApiToken, str]:
+        """A new token for ``user`` and its secret (which is not stored and cannot be shown again).
+        The caller has checked the scope against ``parent`` (``narrowed``)."""
         key = secrets.token_hex(6)
         secret = f"{TOKEN_PREFIX}{key}_{secrets.token_urlsafe(32)}"
-        token = cls.objects.create(user=user, name=name, key=key, secret_hash=digest(secret), expires_at=expires_at)
+        token = cls.objects.create(user=user, name=name, key=key, secret_hash=digest(secret), expires_at=expires_at,
+                                   tenant=tenant, read_only=read_only, parent=parent)
         return token, secret
 
     @classmethod
@@ -67,3 +77,27 @@ class ApiToken(models.Model):
         if self.expires_at is not None and self.expires_at <= timezone.now():
             return "expired"
         return "active"
+
+
+def narrowed(parent: ApiToken | None, expires_at, tenant, read_only: bool) -> tuple[dict[str, str], dict]:
+    """The scope of a token made by a request authenticated with ``parent`` (None: a session):
+    (problems by field, the scope to issue). A child never outlives its parent (an expiring
+    parent gives an expiring child, by default expiring with it), never reaches another tenant,
+    and is read-only when the parent is."""
+    problems: dict[str, str] = {}
+    if parent is not None:
+        if parent.expires_at is not None:
+            if expires_at is None:
+                expires_at = parent.expires_at
+            elif expires_at > parent.expires_at:
+                problems["expiresAt"] = (f"a token cannot make a token that outlives it: this token expires at "
+                                         f"{parent.expires_at.isoformat()}")
+        if parent.tenant_id is not None:
+            if tenant is None:
+                tenant = parent.tenant
+            elif tenant.pk != parent.tenant_id:
+                problems["tenant"] = "no such tenant"
+        if parent.read_only and not read_only:
+            problems["readOnly"] = "a read-only token can only make read-only tokens"
+    return problems, {"expires_at": expires_at, "tenant": tenant, "read_only": read_only or bool(
+        parent and parent.read_only)}

@@ -52,13 +52,17 @@ class AutoSchema(openapi.AutoSchema):
         return responses
 
     def _error_statuses(self) -> list[int]:
-        statuses = [400, 401, 403]  # 400: invalid input (or a Content-Length that is no number)
+        # 400: invalid input (or a Content-Length that is no number); 429: locked out after failed
+        # authentications from the address (or, creating tokens, throttled)
+        statuses = [400, 401, 403, 429]
         if "{" in self.path:
             statuses.append(404)
         if self.method != "GET" and getattr(self.view, "checks_revisions", False):
             statuses.append(409)
         if self.method in ("PUT", "PATCH", "POST"):
             statuses += [413, 415]
+        if self.method == "DELETE":
+            statuses += list(getattr(self.view, "delete_error_statuses", ()))
         extra = getattr(self.view, "extra_error_statuses", ())
         if self.method == "GET":
             extra = tuple(code for code in extra if code != 409)

@@ -1,7 +1,7 @@
 """Routes of the REST API (mounted at /api/v1/)."""
 
 from django.urls import path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 from flowsite.api.views import catalogue, components, flow, tenants, tokens, versions
 from flowsite.cluster.api import views as cluster
@@ -10,7 +10,7 @@ app_name = "api"
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api:schema"), name="docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api:schema"), name="redoc"),
 
     path("tenants", tenants.TenantList.as_view(), name="tenants"),

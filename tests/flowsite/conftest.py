@@ -5,6 +5,7 @@ DATABASE_URL (scripts/test starts a project-local one)."""
 from __future__ import annotations
 
 import itertools
+import uuid
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -55,6 +56,13 @@ def token_client(user) -> APIClient:
 def fast_password_hashing(settings):
     """Passwords hashed cheaply: the tests create many users and check no password strength."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
+def own_cache(settings):
+    """Django's cache (throttle counts) in the real Redis under a key prefix of this test's own,
+    so no count carries over from another test or an earlier run."""
+    settings.CACHES = {"default": {**settings.CACHES["default"], "KEY_PREFIX": f"flowsite:test:{uuid.uuid4().hex}"}}
 
 
 @pytest.fixture(autouse=True)

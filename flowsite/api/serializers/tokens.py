@@ -18,6 +18,10 @@ class TokenSerializer(serializers.Serializer):
     revokedAt = serializers.DateTimeField(source="revoked_at", read_only=True, allow_null=True)
     lastUsedAt = serializers.DateTimeField(source="last_used_at", read_only=True, allow_null=True)
     state = serializers.CharField(read_only=True)
+    tenant = serializers.UUIDField(source="tenant_id", required=False, allow_null=True,
+                                   help_text="The one tenant the token reaches (none: every tenant of the user).")
+    readOnly = serializers.BooleanField(source="read_only", required=False, default=False,
+                                        help_text="The token may only read: unsafe methods are refused (403).")
 
     def validate_expiresAt(self, value):
         if value is not None and value <= timezone.now():

@@ -135,6 +135,7 @@ class ProcessGroupDetail(ComponentDetail):
     """A process group: read, update, delete (with everything inside it)."""
 
     model = ProcessGroup
+    delete_error_statuses = (409, 503)  # 409: running or holding FlowFiles; 503: the cluster cannot say
     serializer_class = ProcessGroupSerializer
 
 
@@ -210,6 +211,7 @@ class ConnectionDetail(ComponentDetail):
     """A connection."""
 
     model = Connection
+    delete_error_statuses = (409, 503)  # 409: running or holding FlowFiles; 503: the cluster cannot say
     serializer_class = ConnectionSerializer
 
 

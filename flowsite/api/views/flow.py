@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 
 from flowsite.api.changes import check_restricted
 from flowsite.api.lookup import component_or_404
+from flowsite.api.readable import require_view_subtree
 from flowsite.api.serializers.groups import ImportQuerySerializer, ProcessGroupSerializer
 from flowsite.flows import access as policies
 from flowsite.flows.definition import Identity, export_group, import_group, parse_definition
@@ -19,13 +20,15 @@ from flowsite.flows.models import ProcessGroup
 class FlowDefinitionView(APIView):
     """The group and everything in it as a flow definition (NiFi's "download flow definition").
     Sensitive values are left out; identifiers are versioned ids, so exporting what an import
-    made gives the document that was imported."""
+    made gives the document that was imported. As in NiFi, the caller needs the view policy on
+    the group and on everything inside it (else 403 naming the component)."""
 
     @extend_schema(responses={200: OpenApiTypes.OBJECT},
                    parameters=[OpenApiParameter("download", OpenApiTypes.BOOL, required=False,
                                                 description="Answer as an attachment (a file to save).")])
     def get(self, request, pk):
         group = component_or_404(request, ProcessGroup, pk, policies.VIEW)
+        require_view_subtree(request, group)
         response = Response(export_group(group, Identity.VERSIONED))
         filename = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in group.name) or "flow"
         if request.query_params.get("download") in ("1", "true"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 
-from flowsite.api.lookup import tenant_or_404
+from flowsite.api.lookup import tenant_or_404, tenants_of
 from flowsite.api.serializers.tenants import TenantSerializer
 
 
@@ -19,7 +19,7 @@ class TenantList(GenericAPIView):
     serializer_class = TenantSerializer
 
     def get(self, request):
-        page = self.paginate_queryset(request.user.tenants.order_by("name"))
+        page = self.paginate_queryset(tenants_of(request).order_by("name"))
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
 

@@ -7,15 +7,44 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, status
 from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
 
-from flowsite.api.models import ApiToken
+from flowsite.api.lookup import tenants_of
+from flowsite.api.models import ApiToken, narrowed
 from flowsite.api.serializers.tokens import NewTokenSerializer, TokenSerializer
 
 
+class TokenCreationThrottle(ScopedRateThrottle):
+    """Token creation, per user, at the ``tokens`` rate of ``REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"]``;
+    reading tokens is not throttled."""
+
+    scope_attr = "throttle_scope"
+
+    def allow_request(self, request, view):
+        return request.method != "POST" or super().allow_request(request, view)
+
+
+def issue_for(request, data: dict) -> tuple[dict[str, str], tuple[ApiToken, str] | None]:
+    """Create a token from validated serializer ``data`` for the requesting user, no wider than
+    the token the request came with: (problems by field, (token, secret) or None)."""
+    tenant = None
+    if data.get("tenant_id") is not None:
+        tenant = tenants_of(request).filter(pk=data["tenant_id"]).first()
+        if tenant is None:
+            return {"tenant": "no such tenant"}, None
+    parent = request.auth if isinstance(getattr(request, "auth", None), ApiToken) else None
+    problems, scope = narrowed(parent, data.get("expires_at"), tenant, data.get("read_only", False))
+    if problems:
+        return problems, None
+    return {}, ApiToken.issue(request.user, data["name"], parent=parent, **scope)
+
+
 class TokenList(GenericAPIView):
-    """The user's tokens, or create one."""
+    """The user's tokens, or create one (throttled: the ``tokens`` rate)."""
 
     filter_backends = ()
+    throttle_classes = [TokenCreationThrottle]
+    throttle_scope = "tokens"
 
     lists_on_get = True
 
@@ -29,8 +58,10 @@ class TokenList(GenericAPIView):
     def post(self, request):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        token, secret = ApiToken.issue(request.user, serializer.validated_data["name"],
-                                       serializer.validated_data.get("expires_at"))
+        problems, issued = issue_for(request, serializer.validated_data)
+        if problems:
+            raise exceptions.ValidationError(problems)
+        token, secret = issued
         token.secret = secret
         return Response(NewTokenSerializer(token).data, status=status.HTTP_201_CREATED)
 

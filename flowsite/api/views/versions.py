@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from flowsite.api.errors import Conflict
 from flowsite.api.lookup import component_or_404
+from flowsite.api.readable import require_view_document, require_view_subtree
 from flowsite.api.serializers.groups import ProcessGroupSerializer
 from flowsite.api.serializers.versions import (
     FlowVersionDetailSerializer,
@@ -61,13 +62,16 @@ class VersionList(GenericAPIView):
 
 
 class VersionDetail(GenericAPIView):
-    """One committed version with its flow definition."""
+    """One committed version with its flow definition (the caller must be able to view every
+    component of it, see ``flowsite.api.readable``)."""
 
     serializer_class = FlowVersionDetailSerializer
 
     def get(self, request, pk, number):
         group = component_or_404(request, ProcessGroup, pk, policies.VIEW)
-        return Response(self.get_serializer(_version(group, number)).data)
+        version = _version(group, number)
+        require_view_document(request, group, version.definition)
+        return Response(self.get_serializer(version).data)
 
 
 class VersionDiff(GenericAPIView):
@@ -88,12 +92,14 @@ class VersionDiff(GenericAPIView):
         definitions = {}
         for end, name in names.items():
             if name == "current":
+                require_view_subtree(request, group, "comparing versions")
                 definitions[end] = export_group(group, Identity.VERSIONED)
             else:
                 try:
                     definitions[end] = group.versions.get(number=int(name)).definition
                 except (ValueError, FlowVersion.DoesNotExist):
                     raise exceptions.ValidationError({end: f"the group has no version {name!r}"}) from None
+                require_view_document(request, group, definitions[end], "comparing versions")
         return Response({"fromVersion": names["from"], "toVersion": names["to"],
                          "differences": flow_difference(definitions["from"], definitions["to"])})
 

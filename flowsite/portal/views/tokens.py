@@ -9,8 +9,10 @@ from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from flowsite.api.lookup import tenants_of
 from flowsite.api.models import ApiToken
 from flowsite.api.serializers.tokens import TokenSerializer
+from flowsite.api.views.tokens import TokenCreationThrottle, TokenList, issue_for
 from flowsite.portal.editing import messages as error_messages
 
 #: Where a new token's secret waits (in the session) to be shown, once, after the redirect.
@@ -21,19 +23,31 @@ NEW_SECRET_KEY = "flowsite.new-token"
 def index(request):
     """The user's tokens, the form to create one, and a new token's secret (once)."""
     new = request.session.pop(NEW_SECRET_KEY, None)
-    status, form = 200, {"name": "", "expiresAt": "", "errors": {}}
+    status, form = 200, {"name": "", "expiresAt": "", "tenant": "", "readOnly": False, "errors": {}}
     if request.method == "POST":
-        form = {"name": request.POST.get("name", ""), "expiresAt": request.POST.get("expiresAt", "")}
-        serializer = TokenSerializer(data={"name": form["name"], "expiresAt": form["expiresAt"] or None})
-        if serializer.is_valid():
-            token, secret = ApiToken.issue(request.user, serializer.validated_data["name"],
-                                           serializer.validated_data.get("expires_at"))
-            request.session[NEW_SECRET_KEY] = {"id": str(token.pk), "name": token.name, "secret": secret}
-            return redirect("portal:tokens")
-        form["errors"] = {name: error_messages(detail) for name, detail in serializer.errors.items()}
-        status = 400
-    tokens = ApiToken.objects.filter(user=request.user)
-    return render(request, "portal/tokens.html", {"tokens": tokens, "new": new, "form": form}, status=status)
+        form = {"name": request.POST.get("name", ""), "expiresAt": request.POST.get("expiresAt", ""),
+                "tenant": request.POST.get("tenant", ""), "readOnly": request.POST.get("readOnly") == "true"}
+        serializer = TokenSerializer(data={"name": form["name"], "expiresAt": form["expiresAt"] or None,
+                                           "tenant": form["tenant"] or None, "readOnly": form["readOnly"]})
+        throttle = TokenCreationThrottle()
+        if not throttle.allow_request(request, TokenList):
+            form["errors"] = {"name": [f"you have created too many tokens lately: try again in "
+                                       f"{int(throttle.wait() or 60)} seconds"]}
+            status = 429
+        elif serializer.is_valid():
+            problems, issued = issue_for(request, serializer.validated_data)
+            if not problems:
+                token, secret = issued
+                request.session[NEW_SECRET_KEY] = {"id": str(token.pk), "name": token.name, "secret": secret}
+                return redirect("portal:tokens")
+            form["errors"] = {name: [message] for name, message in problems.items()}
+            status = 400
+        else:
+            form["errors"] = {name: error_messages(detail) for name, detail in serializer.errors.items()}
+            status = 400
+    tokens = ApiToken.objects.filter(user=request.user).select_related("tenant")
+    return render(request, "portal/tokens.html", {"tokens": tokens, "new": new, "form": form,
+                                                  "tenants": tenants_of(request).order_by("name")}, status=status)
 
 
 @login_required

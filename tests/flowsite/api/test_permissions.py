@@ -177,8 +177,12 @@ def test_lists_show_only_the_components_the_user_may_view(tenant_a, flow_a):
 # ------------------------------------------------------------------ endpoints outside the flow
 
 @pytest.mark.parametrize("path", ["schema/", "docs/", "redoc/"])
-def test_the_api_documentation_is_public(path):
+def test_the_api_documentation_is_public_in_development_only(path, settings, tenant_a):
+    settings.DEBUG = True
     assert APIClient().get(API + path).status_code == 200
+    settings.DEBUG = False  # production: the schema and documentation need a user
+    assert APIClient().get(API + path).status_code in (401, 403)
+    assert token_client(tenant_a.member()).get(API + path).status_code == 200
 
 
 @pytest.mark.parametrize("path", ["tenants", "tokens", "processor-types",
