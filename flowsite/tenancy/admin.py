@@ -71,6 +71,15 @@ class TenantAdmin(admin.ModelAdmin):
     fieldsets = [(None, {"fields": ["name", "slug"]}),
                  ("Granted by platform operators", {"fields": list(GRANT_FIELDS)})]
 
+    def has_module_permission(self, request):
+        return is_platform_operator(request.user) or super().has_module_permission(request)
+
+    def has_view_permission(self, request, obj=None):
+        return is_platform_operator(request.user) or super().has_view_permission(request, obj)
+
+    def has_change_permission(self, request, obj=None):
+        return is_platform_operator(request.user) or super().has_change_permission(request, obj)
+
     def get_readonly_fields(self, request, obj=None):
         return [] if is_platform_operator(request.user) else list(GRANT_FIELDS)
 
