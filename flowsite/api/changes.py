@@ -10,21 +10,22 @@ from django.db import transaction
 from rest_framework import exceptions
 
 from flowsite.api.errors import Conflict
+from flowsite.api.lookup import access_for
+from flowsite.api.serializers.processors import ProcessorSerializer
 from flowsite.cluster.queues import QueuesUnknown, queued
-from flowsite.api.lookup import access_for, require_global
-from flowsite.api.serializers.processors import ProcessorSerializer, processor_class
 from flowsite.flows import access as policies
+from flowsite.flows import restricted
 from flowsite.flows.definition import delete_subtree, subtree_ids
 from flowsite.flows.models import Component, Connection, Kind, Port, ProcessGroup, Processor
 from flowsite.flows.revisions import lock_for_change
 
 
-def check_restricted(request, group: ProcessGroup, type_name: str) -> None:
-    """Raise 403 when ``type_name`` is a restricted component and the user may not use those."""
-    cls = processor_class(type_name)
-    if cls is not None and cls.restricted:
-        require_global(request, group.tenant, policies.USE_RESTRICTED,
-                       f"use {cls.type_name}, a restricted component ({', '.join(cls.restricted)})")
+def check_restricted(request, group: ProcessGroup, type_name: str, kind: str = "processor") -> None:
+    """Raise 403 when ``type_name`` is a restricted component that the tenant (lacking a granted
+    capability) or the user (lacking the policy for it) may not use; the message says which."""
+    reason = restricted.refusal(access_for(request, group.tenant), type_name, kind)
+    if reason is not None:
+        raise exceptions.PermissionDenied(reason)
 
 
 def create(request, group: ProcessGroup, serializer) -> Component:

@@ -3,7 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
-from flowsite.api.views import catalogue, components, flow, tenants, tokens, versions
+from flowsite.api.views import catalogue, components, flow, platform, tenants, tokens, versions
 from flowsite.cluster.api import views as cluster
 
 app_name = "api"
@@ -15,6 +15,8 @@ urlpatterns = [
 
     path("tenants", tenants.TenantList.as_view(), name="tenants"),
     path("tenants/<uuid:pk>", tenants.TenantDetail.as_view(), name="tenant"),
+    path("platform/tenants", platform.PlatformTenantList.as_view(), name="platform-tenants"),
+    path("platform/tenants/<uuid:pk>", platform.PlatformTenantDetail.as_view(), name="platform-tenant"),
     path("tokens", tokens.TokenList.as_view(), name="tokens"),
     path("tokens/<uuid:pk>", tokens.TokenDetail.as_view(), name="token"),
     path("processor-types", catalogue.ProcessorTypeList.as_view(), name="processor-types"),

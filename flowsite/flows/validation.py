@@ -1,8 +1,9 @@
 """Validation of a tenant's components by the engine itself: the tenant's flow is exported as a
 flow definition (instance identifiers) and checked by ``engine.flow.validation.check_flow``,
 the same code a node runs before it starts a component, less the checks of the node's own files
-(which the web tier cannot see). Each problem is traced back to the component (and property)
-its JSON path points into."""
+(which the web tier cannot see), plus the restricted components whose capabilities the tenant
+has not been granted. Each problem is traced back to the component (and property) its JSON path
+points into."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from dataclasses import dataclass
 from engine.flow.loader import FlowDefinitionError, load_flow
 from engine.flow.validation import check_flow
 from flowsite.flows.definition import Identity, export_group
-from flowsite.flows.models import ProcessGroup
+from flowsite.flows.models import ControllerService, ProcessGroup, Processor
+from flowsite.flows.restricted import tenant_refusal
 
 _INDEXED = re.compile(r"\.(processors|connections|funnels|inputPorts|outputPorts|controllerServices|processGroups)\[(\d+)\]")
 _PROPERTY = re.compile(r"^\.properties(?:\.([A-Za-z_][A-Za-z0-9_]*)|\['((?:[^'\\]|\\.)*)'\])")
@@ -47,7 +49,18 @@ def tenant_problems(tenant) -> dict[uuid.UUID, list[Problem]]:
         if match:
             name = match.group(1) or re.sub(r"\\(.)", r"\1", match.group(2))
         found.setdefault(component_id or root.pk, []).append(Problem(problem.message, name, problem.path))
+    for component_id, kind, type_name in _typed_components(tenant):
+        refused = tenant_refusal(tenant, type_name, kind)
+        if refused is not None:
+            found.setdefault(component_id, []).append(Problem(refused))
     return found
+
+
+def _typed_components(tenant):
+    for component_id, type_name in Processor.objects.filter(tenant=tenant).values_list("pk", "type"):
+        yield component_id, "processor", type_name
+    for component_id, type_name in ControllerService.objects.filter(tenant=tenant).values_list("pk", "type"):
+        yield component_id, "service", type_name
 
 
 def component_problems(component) -> list[Problem]:

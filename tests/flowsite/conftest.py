@@ -21,11 +21,19 @@ from tests.servers import free_port
 _numbers = itertools.count(1)
 
 
-class TenantWorld:
-    """A tenant and helpers to add members with chosen policies."""
+#: What the fixture tenants A and B are granted, as an operator would: the file capabilities, so
+#: tests of other matters may use GetFile, FetchFile and PutFile (a new tenant has none).
+FILE_CAPABILITIES = ("read-filesystem", "write-filesystem")
 
-    def __init__(self, name: str) -> None:
+
+class TenantWorld:
+    """A tenant (granted ``capabilities``) and helpers to add members with chosen policies."""
+
+    def __init__(self, name: str, capabilities=()) -> None:
         self.tenant = create_tenant(name, f"{name.lower()}-{next(_numbers)}")
+        if capabilities:
+            self.tenant.capabilities = list(capabilities)
+            self.tenant.save(update_fields=["capabilities"])
         self.root = root_group(self.tenant)
 
     def member(self, username: str | None = None, *, global_policies=(), root_policies=()):
@@ -79,12 +87,12 @@ def no_cluster(settings):
 
 @pytest.fixture
 def tenant_a(db) -> TenantWorld:
-    return TenantWorld("Acme")
+    return TenantWorld("Acme", FILE_CAPABILITIES)
 
 
 @pytest.fixture
 def tenant_b(db) -> TenantWorld:
-    return TenantWorld("Globex")
+    return TenantWorld("Globex", FILE_CAPABILITIES)
 
 
 @pytest.fixture

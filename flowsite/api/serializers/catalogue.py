@@ -15,7 +15,9 @@ class ComponentTypeSerializer(serializers.Serializer):
     description = serializers.CharField()
     documentation = serializers.CharField()
     tags = serializers.ListField(child=serializers.CharField())
-    restricted = serializers.ListField(child=serializers.CharField())
+    restricted = serializers.ListField(child=serializers.CharField(),
+                                       help_text="The capabilities the type requires (NiFi 2's names, e.g. "
+                                                 "read-filesystem); empty when it is not restricted.")
     properties = serializers.ListField(child=serializers.JSONField())
     seeAlso = serializers.ListField(child=serializers.CharField())
 

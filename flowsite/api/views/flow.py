@@ -51,6 +51,8 @@ class ImportView(APIView):
         flow = parse_definition(dict(request.data))
         for processor in flow.processors():
             check_restricted(request, parent, processor.type)
+        for service in flow.services():
+            check_restricted(request, parent, service.type, "service")
         group = import_group(parent, flow, modifier=request.user.get_username(),
                              name=query.validated_data.get("name") or None)
         data = ProcessGroupSerializer(group, context={"request": request}).data

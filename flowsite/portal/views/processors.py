@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 
 from flowsite.api.serializers.processors import ProcessorSerializer
 from flowsite.flows import access as policies
+from flowsite.flows import restricted
 from flowsite.flows.catalogue import find_type, processor_types
 from flowsite.flows.models import ProcessGroup, Processor
 from flowsite.portal import editing
@@ -36,11 +37,14 @@ def new(request, pk):
         if outcome.ok:
             messages.success(request, f"Added {outcome.component.name}. Configure it below.")
             return redirect("portal:processor", outcome.component.pk)
-    may_use_restricted = access(request, group).has_global(policies.USE_RESTRICTED)
+    tenant_access = access(request, group)
+    types = []
+    for processor_type in processor_types():
+        if _matches(processor_type, query):
+            refused = restricted.refusal(tenant_access, processor_type["type"])
+            types.append({**processor_type, "available": refused is None, "refusal": refused or ""})
     context = {
-        "group": group, "breadcrumb": breadcrumb(request, group), "query": query, "chosen": chosen,
-        "types": [{**t, "available": may_use_restricted or not t["restricted"]}
-                  for t in processor_types() if _matches(t, query)],
+        "group": group, "breadcrumb": breadcrumb(request, group), "query": query, "chosen": chosen, "types": types,
         "errors": editing.messages(outcome.errors), "refusal": outcome.message,
     }
     status = 200 if request.method == "GET" else 409 if outcome.message else 400

@@ -107,10 +107,12 @@ def _policies(needs: tuple[str, ...], mode: str) -> tuple[set[str], set[str]]:
 def _everything_but(need: str, mode: str) -> tuple[set[str], set[str]]:
     """(component, global) policies of a member who holds everything ``mode`` grants except ``need``."""
     fallbacks = {access.VIEW_FLOW, access.MODIFY_FLOW}
+    # use_restricted is needed unless restricted_<capability> is held for each capability: withhold those too
+    alternatives = set(access.RESTRICTED_POLICIES) if need == USE_RESTRICTED else set()
     if mode == "global":
         missing = _GLOBAL_EQUIVALENT.get(need, need)
-        return set(), set(access.GLOBAL_ACTIONS) - {missing}
-    return set(access.COMPONENT_ACTIONS) - {need}, set(access.GLOBAL_ACTIONS) - fallbacks - {need}
+        return set(), set(access.GLOBAL_ACTIONS) - {missing} - alternatives
+    return set(access.COMPONENT_ACTIONS) - {need}, set(access.GLOBAL_ACTIONS) - fallbacks - {need} - alternatives
 
 
 def _send(client: APIClient, row: Row, ids: dict[str, str]):

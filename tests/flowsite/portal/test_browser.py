@@ -7,7 +7,7 @@ from playwright.sync_api import expect
 
 from flowsite.flows.models import ProcessGroup, Processor
 from tests.flowsite.browser import chromium_page, log_in
-from tests.flowsite.conftest import TenantWorld
+from tests.flowsite.conftest import FILE_CAPABILITIES, TenantWorld
 
 
 def _processor_row(page, name: str):
@@ -16,7 +16,7 @@ def _processor_row(page, name: str):
 
 @pytest.mark.browser
 def test_build_and_configure_a_flow_in_the_browser(live_server, transactional_db):
-    world = TenantWorld("Acme")
+    world = TenantWorld("Acme", FILE_CAPABILITIES)
     world.admin("alice")
     with chromium_page() as page:
         page.goto(f"{live_server.url}/")

@@ -158,7 +158,8 @@ def test_restricted_types_need_the_policy(tenant_a):
     assert 'value="PutFile" disabled' in page
     response = client.post(f"/groups/{tenant_a.root.pk}/processors/new", {"type": "PutFile"})
     assert response.status_code == 409
-    assert "you may not use PutFile, a restricted component (write-filesystem)" in text(response)
+    assert ("PutFile is a restricted component requiring 'write-filesystem': you do not hold the tenant's "
+            "'restricted_write_filesystem' (or 'use_restricted') policy") in text(response)
     existing = add_processor(tenant_a.root, "PutFile", "put")
     response = client.post(f"/processors/{existing.pk}/", form(existing, name="renamed"))
     assert response.status_code == 409 and "restricted component" in text(response)

@@ -8,6 +8,7 @@ example's processors need."""
 from __future__ import annotations
 
 import secrets
+from dataclasses import replace
 from pathlib import Path
 
 from django.conf import settings
@@ -18,6 +19,8 @@ from django.db import transaction
 from flowsite.flows.definition import import_group
 from flowsite.flows.models import ParameterContext, ProcessGroup
 from flowsite.flows.tenants import create_tenant, make_administrator, root_group
+from flowsite.tenancy.actions import do_change_tenant_grants
+from flowsite.tenancy.grants import Grants
 from flowsite.tenancy.models import Tenant
 
 EXAMPLE_FLOW = Path(settings.BASE_DIR) / "examples" / "list-fetch-put.json"
@@ -54,6 +57,9 @@ class Command(BaseCommand):
             user.set_password(shown_password)
             user.save(update_fields=["password"])
         make_administrator(tenant, user)
+        # The example flow lists, fetches and puts files: its operator grants the demo tenant that.
+        do_change_tenant_grants(tenant, replace(Grants.of(tenant), capabilities=sorted(
+            set(tenant.capabilities) | {"read-filesystem", "write-filesystem"})), acting_user=user)
         root = root_group(tenant)
         group = ProcessGroup.objects.filter(parent=root).first()
         if group is None:

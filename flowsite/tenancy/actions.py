@@ -1,0 +1,79 @@
+"""Operators' writes on tenants and users: what a tenant is granted on the shared nodes, and who
+operates the platform. Each action checks its input, runs in one transaction, and leaves an
+audit record (an admin-site log entry by the acting user, and a line on the ``flowsite.audit``
+logger) naming what changed from what to what."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from django.contrib.admin.models import CHANGE, LogEntry
+from django.contrib.auth.models import Permission
+from django.contrib.contenttypes.models import ContentType
+from django.db import transaction
+
+from flowsite.tenancy.grants import Grants
+from flowsite.tenancy.models import OPERATE_PLATFORM, Tenant
+
+logger = logging.getLogger("flowsite.audit")
+
+#: The permission of platform operators, as ``user.has_perm`` names it.
+OPERATE_PLATFORM_PERMISSION = f"tenancy.{OPERATE_PLATFORM}"
+
+GRANT_FIELDS = ("capabilities", "file_roots", "network_allow", "listen_port_low", "listen_port_high", "pool")
+
+
+def is_platform_operator(user) -> bool:
+    """True when ``user`` runs the shared platform (holds ``tenancy.operate_platform``; superusers do)."""
+    return bool(user and user.is_authenticated and user.is_active and user.has_perm(OPERATE_PLATFORM_PERMISSION))
+
+
+def _audit(acting_user, obj, message: str, details: dict) -> None:
+    logger.info("%s by %s: %s %s", message, acting_user.get_username() if acting_user else "the command line",
+                obj, json.dumps(details, sort_keys=True))
+    if acting_user is not None:
+        LogEntry.objects.log_actions(acting_user.pk, [obj], CHANGE,
+                                     change_message=json.dumps([{"changed": {"fields": sorted(details)}},
+                                                                {"flowsite": {"message": message,
+                                                                              "details": details}}]),
+                                     single_object=True)
+
+
+@transaction.atomic
+def do_change_tenant_grants(tenant: Tenant, grants: Grants, *, acting_user=None) -> dict[str, list]:
+    """Give ``tenant`` exactly ``grants`` (checked and normalised first; raises GrantError) and
+    return what changed as {field: [before, after]}. The nodes apply the new grants with the
+    cluster flow the next deployment publishes."""
+    new = grants.checked()
+    locked = Tenant.objects.select_for_update().get(pk=tenant.pk)
+    old = Grants.of(locked)
+    changed = {name: [getattr(old, name), getattr(new, name)] for name in GRANT_FIELDS
+               if getattr(old, name) != getattr(new, name)}
+    if not changed:
+        return {}
+    for name, (_, value) in changed.items():
+        setattr(locked, name, value)
+        setattr(tenant, name, value)
+    locked.save(update_fields=list(changed))
+    _audit(acting_user, locked, "tenant grants changed", changed)
+    return changed
+
+
+@transaction.atomic
+def do_set_platform_operator(user, operator: bool, *, acting_user=None) -> bool:
+    """Make ``user`` a platform operator (or no longer one); False when nothing changed."""
+    permission = Permission.objects.get(content_type=ContentType.objects.get_for_model(Tenant),
+                                        codename=OPERATE_PLATFORM)
+    held = user.user_permissions.filter(pk=permission.pk).exists()
+    if held == operator:
+        return False
+    if operator:
+        user.user_permissions.add(permission)
+    else:
+        user.user_permissions.remove(permission)
+    for cache in ("_perm_cache", "_user_perm_cache"):
+        user.__dict__.pop(cache, None)
+    _audit(acting_user, user, "platform operator granted" if operator else "platform operator revoked",
+           {"operate_platform": [held, operator]})
+    return True
