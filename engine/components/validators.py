@@ -145,14 +145,16 @@ def CRON(value: str, context: ValidationContext) -> Optional[str]:
 @node_local
 def DIRECTORY_EXISTS(value: str, context: ValidationContext) -> Optional[str]:
     """An existing directory (one the component may use: refused ones are not looked at)."""
-    if not context.confinement.allows(value):
-        return f"directory {value!r} may not be used by this component"
+    refusal = context.confinement.refusal(value)
+    if refusal is not None:
+        return f"directory {value!r} refused: {refusal}"
     return None if Path(value).is_dir() else f"directory {value!r} does not exist"
 
 
 @node_local
 def FILE_EXISTS(value: str, context: ValidationContext) -> Optional[str]:
     """An existing file (one the component may use: refused ones are not looked at)."""
-    if not context.confinement.allows(value):
-        return f"file {value!r} may not be used by this component"
+    refusal = context.confinement.refusal(value)
+    if refusal is not None:
+        return f"file {value!r} refused: {refusal}"
     return None if Path(value).is_file() else f"file {value!r} does not exist"

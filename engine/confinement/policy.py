@@ -123,7 +123,11 @@ class Policy:
 
     def allows(self, path: str | os.PathLike) -> bool:
         """True when ``path`` may be used (for skipping entries of a listing)."""
-        return self.path_refusal(real_path(path)) is None
+        return self.refusal(path) is None
+
+    def refusal(self, path: str | os.PathLike) -> str | None:
+        """Why ``path`` may not be used, or None when it may."""
+        return self.path_refusal(real_path(path))
 
     def open_directory(self, path: str | os.PathLike) -> int:
         """A descriptor of the directory ``path``, checked by where it really is once open."""

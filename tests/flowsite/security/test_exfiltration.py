@@ -36,6 +36,8 @@ from tests.flowsite.conftest import token_client
 from tests.workers.cluster import Cluster, wait_until
 
 FILE_TYPES = ("GetFile", "FetchFile", "ListFile", "PutFile")
+#: Those NiFi 2 marks @Restricted (ListFile is not).
+RESTRICTED_FILE_TYPES = ("GetFile", "FetchFile", "PutFile")
 
 
 # ------------------------------------------------------------------------------------- the world
@@ -269,7 +271,13 @@ def queued(answer: dict, connection: dict) -> int:
 
 
 def bulletins_of(answer: dict, attempt: Attempt) -> list[str]:
-    return [b.get("message", "") for b in answer["bulletins"] if b.get("source_id") == attempt.processor["id"]]
+    """The bulletins of the attempt's processor, and its validation errors: a source whose
+    directory is refused is invalid (it never runs) and says why."""
+    said = [b.get("message", "") for b in answer["bulletins"] if b.get("source_id") == attempt.processor["id"]]
+    for processor in answer["processors"]:
+        if processor["id"] == attempt.processor["id"]:
+            said += processor.get("validation_errors") or []
+    return said
 
 
 def refusal_seen(answer: dict, attempt: Attempt) -> bool:
@@ -308,7 +316,7 @@ def test_with_default_rights_restricted_components_cannot_be_created_imported_or
                   "ListFile": {"Input Directory": str(world.secrets_file.parent)},
                   "PutFile": {"Directory": str(world.b_root)}}
     accepted = []
-    for type_name in FILE_TYPES:
+    for type_name in RESTRICTED_FILE_TYPES:
         answer = world.api.post(f"{API}process-groups/{world.root_group}/processors",
                                 {"type": type_name, "name": type_name, "properties": properties[type_name]},
                                 format="json")
@@ -335,7 +343,13 @@ def test_with_default_rights_restricted_components_cannot_be_created_imported_or
     body = assert_error(world.api.post(f"{API}cluster/deployments", {}, format="json"), 400, "invalid_design")
     assert any(p["message"].startswith("smuggled put: PutFile is a restricted component")
                and "'write-filesystem'" in p["message"] for p in body["problems"]), body
-    assert accepted == [], "restricted in NiFi 2 (read-filesystem), yet accepted with default rights"
+    assert accepted == [], "restricted, yet accepted with default rights"
+    # ListFile is not restricted in NiFi 2 (no @Restricted): it may be created, and the engine confines
+    # its listing to the tenant's roots (the next tests prove the refusals on a node).
+    listing = world.api.post(f"{API}process-groups/{world.root_group}/processors",
+                             {"type": "ListFile", "name": "ListFile", "properties": properties["ListFile"]},
+                             format="json")
+    assert listing.status_code == 201, listing.content
 
 
 def test_with_file_capabilities_the_engine_refuses_every_escape(world, node):
