@@ -39,7 +39,7 @@ schema = schemathesis.openapi.from_wsgi("/api/v1/schema/?format=json", get_wsgi_
 _TARGETS = {
     "process-groups": ("root", "root", "child"), "processors": ("gen", "log", "spare", "put"), "connections": ("conn",),
     "funnels": ("funnel",), "input-ports": ("in_port",), "output-ports": ("out_port",), "tenants": ("tenant",),
-    "tokens": ("token",),
+    "tokens": ("token",), "platform": ("tenant",),
 }
 _CONNECTABLE = ("gen", "log", "spare", "put", "funnel", "in_port", "out_port")
 _PROCESSOR_TYPES = tuple(sorted(t.type_name for t in default_registry().processors()))
