@@ -1,12 +1,13 @@
 """The cross-tenant probe: every operation of the OpenAPI schema (cluster ones included) and every
-portal page that names an object, called as tenant A's administrator once with tenant B's real ids
-and once with random ids. The two answers must be indistinguishable (same status, same body once
+portal page that names an object, called as a user of tenant A (an administrator with a token and
+with a session, a member with no policy) once with tenant B's real ids and once with random ids. The two answers must be indistinguishable (same status, same body once
 the id is masked), and B's objects are unchanged afterwards. Real PostgreSQL and a real Redis as
 the cluster's (B's flow is deployed to it)."""
 
 from __future__ import annotations
 
 import re
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -14,7 +15,9 @@ from typing import Any
 import pytest
 from django.test import Client
 from django.urls import URLPattern, get_resolver
+from rest_framework.test import APIClient
 
+from engine.cluster.records import Heartbeat, NodeRecord, NodeState
 from flowsite.api.models import ApiToken
 from flowsite.cluster.models import Deployment
 from flowsite.flows.models import Component, Connection, FlowVersion, Funnel, Kind, Port, ProcessGroup, Processor
@@ -141,11 +144,57 @@ def _send(client, method: str, path: str, body) -> Any:
 
 @pytest.fixture
 def probe_world(cluster, tenant_a, tenant_b, admin_a):
-    return TenantB(tenant_b, cluster_ready=True)
+    """Tenant B's objects, B's flow deployed after A's, and a node whose heartbeat names the
+    cluster's flow (both tenants' versions, B's deployment) and node-wide figures."""
+    small_flow(tenant_a)
+    assert token_client(admin_a).post("/api/v1/cluster/deployments", {}, format="json").status_code == 202
+    b = TenantB(tenant_b, cluster_ready=True)
+    latest = Deployment.objects.get(deploy_id=b.deploy_id)
+    beat = Heartbeat("n1", address="n1:0", started_at=time.time(), sent_at=time.time(),
+                     flow_fingerprint=latest.fingerprint, flow_version=latest.cluster_version,
+                     deploy_id=latest.deploy_id, queued_count=987654)
+    cluster.client.set(cluster.keys.heartbeat("n1"), beat.encode(), ex=60)
+    cluster.client.hset(cluster.keys.nodes, "n1", NodeRecord("n1", NodeState.CONNECTED, "b-operator did it").encode())
+    return b
 
 
-def test_every_api_operation_answers_bs_ids_as_it_answers_random_ones(probe_world, tenant_a, api_a):
+def test_no_answer_without_ids_names_anything_of_b(probe_world, tenant_a, tenant_b, admin_a):
+    """Every GET operation that names no object, and the portal's pages, as A's administrator:
+    nothing of B appears (ids, names, slug, deployment, version label, node-wide figures)."""
     b = probe_world
+    api_a = token_client(admin_a)
+    marks = [str(pk) for pks in b.ids.values() for pk in pks] + [
+        b.deploy_id, tenant_b.tenant.slug, tenant_b.tenant.name, "b-child", "b-funnel", "b-in", "b-out", "b-token",
+        "987654", "b-operator"]
+    schema = api_a.get("/api/v1/schema/?format=json").json()
+    pages = [path for path, operations in schema["paths"].items() if "{" not in path and "get" in operations
+             and "/schema" not in path and "/docs" not in path and "/redoc" not in path]
+    assert {"/api/v1/cluster/nodes", "/api/v1/cluster/deployments", "/api/v1/flow/status"} <= set(pages)
+    portal = Client()
+    portal.force_login(admin_a)
+    answers = [(path, api_a.get(path)) for path in pages]
+    answers += [(path, portal.get(path, follow=True)) for path in ("/", "/cluster/", "/tokens/", f"/groups/{tenant_a.root.pk}/")]
+    leaks = [f"{path} shows {mark!r}" for path, answer in answers for mark in marks
+             if mark in answer.content.decode(errors="replace")]
+    assert all(answer.status_code == 200 for _, answer in answers), [(p, a.status_code) for p, a in answers
+                                                                     if a.status_code != 200]
+    assert not leaks, "\n".join(leaks)
+
+
+def _caller(how: str, tenant_a, admin_a) -> APIClient:
+    if how == "admin token":
+        return token_client(admin_a)
+    if how == "member token":
+        return token_client(tenant_a.member())
+    client = APIClient()  # a session, as the browsable API and the portal's scripts use
+    client.force_login(admin_a)
+    return client
+
+
+@pytest.mark.parametrize("how", ["admin token", "admin session", "member token"])
+def test_every_api_operation_answers_bs_ids_as_it_answers_random_ones(probe_world, tenant_a, admin_a, how):
+    b = probe_world
+    api_a = _caller(how, tenant_a, admin_a)
     schema = api_a.get("/api/v1/schema/?format=json")
     assert schema.status_code == 200
     probes = _api_probes(schema.json(), b) + _query_and_body_probes(b, tenant_a.root)
