@@ -131,7 +131,6 @@ class ClusterSight:
         beat = view.heartbeat
         if beat is not None:
             heartbeat = asdict(beat)
-            heartbeat.pop("node", None)
             heartbeat.update({name: figures[name] if figures is not None else None for name in _FIGURES})
             running = self._running(beat.flow_fingerprint)
             heartbeat.update(flow_fingerprint=running.fingerprint if running else "",
