@@ -1,9 +1,9 @@
 """Whether the cluster runs a tenant's latest deployment, for the portal's indicator.
 
 Every deployment publishes a cluster flow holding every tenant's latest deployment, so the
-cluster is up to date for a tenant when the flow it runs is the newest deployment's (of any
-tenant): the ``flow`` hash's fingerprint, and the ``flow_fingerprint`` of each connected node's
-heartbeat, equal that deployment's fingerprint.
+cluster is up to date for a tenant when the flow it runs (the ``flow`` hash's fingerprint, and the
+``flow_fingerprint`` of each connected node's heartbeat) holds the tenant's latest deployment —
+whatever other tenants deployed since, which the tenant does not learn of.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import redis
 from engine.cluster.records import ClusterView
 from flowsite.cluster import redis as cluster_redis
 from flowsite.cluster.models import Deployment
+from flowsite.cluster.visibility import running_deployment
 
 __all__ = ["Indicator", "indicator"]
 
@@ -44,11 +45,15 @@ def indicator(tenant) -> Indicator:
                                         "answer")
     if latest is None:
         return Indicator("undeployed", "this tenant's flow has not been deployed to the cluster")
-    expected = Deployment.objects.values_list("fingerprint", flat=True).first()
     running = running.decode() if isinstance(running, bytes) else (running or "")
+
+    def holds_latest(fingerprint: str) -> bool:
+        found = running_deployment(tenant, fingerprint)
+        return found is not None and found.pk == latest.pk
+
     lagging = [node for node in view.connected()
-               if view.nodes[node].heartbeat is None or view.nodes[node].heartbeat.flow_fingerprint != expected]
-    if running != expected:
+               if view.nodes[node].heartbeat is None or not holds_latest(view.nodes[node].heartbeat.flow_fingerprint)]
+    if not holds_latest(running):
         return Indicator("stale", f"the cluster runs another flow than the latest deployment "
                                   f"({latest.label} of {latest.created_at:%Y-%m-%d %H:%M} UTC)", lagging)
     if lagging:

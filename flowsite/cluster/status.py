@@ -29,7 +29,7 @@ from flowsite.flows.models import Component, ProcessGroup
 from flowsite.flows.tenants import root_group
 
 __all__ = ["CACHE_SECONDS", "STATUS_TIMEOUT", "NodeAnswers", "ask_nodes", "cluster_status", "forget_answers",
-           "visible_components"]
+           "tenant_node_figures", "visible_components"]
 
 #: How long the nodes may take to answer a status request, in seconds.
 STATUS_TIMEOUT = 3.0
@@ -202,3 +202,12 @@ def cluster_status(user, tenants: Iterable, within: ProcessGroup | None = None) 
     if within is not None:
         answer["group"] = aggregate.groups.get(str(within.pk))
     return answer
+
+
+def tenant_node_figures(tenants: Iterable) -> dict[str, dict[str, int]]:
+    """For each connected node that answered, its active threads and queued FlowFiles summed over
+    the components of ``tenants`` (raises redis.RedisError)."""
+    answers = ask_nodes()
+    ids = {str(pk) for pk in Component.objects.filter(tenant__in=list(tenants)).values_list("pk", flat=True)}
+    return {node: _Aggregate(ids).add(node, reply.result) for node, reply in answers.replies.items()
+            if reply.ok and isinstance(reply.result, dict)}

@@ -7,10 +7,13 @@ from rest_framework import serializers
 
 from flowsite.api.serializers.processors import ProcessorSerializer
 from flowsite.cluster.models import Deployment
+from flowsite.cluster.visibility import version_for
 
 
 class HeartbeatSerializer(serializers.Serializer):
-    """What a node last said of itself."""
+    """What a node last said of itself. A tenant user sees the figures summed over their own
+    tenants' components (None when the node did not answer), the version label and the deployment
+    of their own tenants only."""
 
     address = serializers.CharField()
     started_at = serializers.FloatField()
@@ -18,9 +21,9 @@ class HeartbeatSerializer(serializers.Serializer):
     flow_fingerprint = serializers.CharField(allow_blank=True)
     flow_version = serializers.CharField(allow_blank=True)
     deploy_id = serializers.CharField(allow_blank=True)
-    active_threads = serializers.IntegerField()
-    queued_count = serializers.IntegerField()
-    queued_bytes = serializers.IntegerField()
+    active_threads = serializers.IntegerField(allow_null=True)
+    queued_count = serializers.IntegerField(allow_null=True)
+    queued_bytes = serializers.IntegerField(allow_null=True)
     disconnected = serializers.BooleanField()
     refused = serializers.CharField(allow_blank=True)
     labels = serializers.ListField(child=serializers.CharField(), required=False,
@@ -32,7 +35,8 @@ class NodeSerializer(serializers.Serializer):
 
     node = serializers.CharField()
     state = serializers.ChoiceField(["CONNECTING", "CONNECTED", "DISCONNECTING", "DISCONNECTED"])
-    reason = serializers.CharField(allow_blank=True)
+    reason = serializers.CharField(allow_blank=True, help_text="Why the node is in its state (platform operators "
+                                                              "only; empty for tenant users).")
     changed_at = serializers.FloatField()
     roles = serializers.ListField(child=serializers.CharField(), help_text="coordinator, primary")
     labels = serializers.ListField(child=serializers.CharField(),
@@ -192,6 +196,14 @@ class DeploymentSerializer(serializers.ModelSerializer):
         model = Deployment
         fields = ["deploy_id", "tenant", "group", "version", "created_by", "created_at", "fingerprint",
                   "cluster_version"]
+
+    def to_representation(self, instance):
+        """The deployment, its cluster version label reduced to what the requesting user may see."""
+        data = super().to_representation(instance)
+        request = self.context.get("request")
+        if request is not None:
+            data["cluster_version"] = version_for(request.user, data["cluster_version"])
+        return data
 
 
 class DeployAnswerSerializer(DeploymentSerializer):

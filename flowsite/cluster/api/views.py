@@ -2,8 +2,9 @@
 
 Every endpoint here talks to the cluster's Redis; when it does not answer they answer 503
 (``ClusterUnreachable``). The nodes serve every tenant: reading them needs the ``view_cluster``
-policy, changing them the ``manage_policies`` policy (a tenant administrator's), in one of one's
-tenants.
+policy in one of one's tenants (or being a platform operator), and a tenant user sees of them only
+what concerns their own tenants; changing them is for platform operators only. What each kind of
+person sees is decided in ``flowsite.cluster.visibility``.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from rest_framework.response import Response
 from engine.cluster.cluster_flow import read_reports
 from engine.cluster.records import ClusterView, NodeStateError, remove_node, request_disconnect, request_reconnect
 from flowsite.api.errors import Conflict
-from flowsite.api.lookup import access_for, component_or_404, require_global, tenant_or_404
+from flowsite.api.lookup import component_or_404, require_global, tenant_or_404
 from flowsite.cluster import commands, deploy, status as federated
 from flowsite.cluster import redis as cluster_redis
+from flowsite.cluster import visibility
 from flowsite.cluster.api.serializers import (
     ClusterStatusSerializer,
     CommandOutcomeSerializer,
@@ -36,6 +38,7 @@ from flowsite.cluster.api.serializers import (
 )
 from flowsite.cluster.models import Deployment
 from flowsite.cluster.nodes import node_entry, nodes
+from flowsite.cluster.visibility import ClusterSight
 from flowsite.flows import access as policies
 from flowsite.flows.models import Connection, ProcessGroup, Processor
 from flowsite.tenancy.models import Tenant
@@ -60,17 +63,8 @@ def _tenant(request, raw) -> Tenant:
     return tenant_or_404(request, pk)
 
 
-def _require_in_some_tenant(request, action: str, what: str) -> None:
-    if not any(access_for(request, tenant).has_global(action) for tenant in request.user.tenants.all()):
-        raise exceptions.PermissionDenied(f"you may not {what} (the {action!r} policy of one of your tenants)")
-
-
-def _require_node_reader(request) -> None:
-    _require_in_some_tenant(request, policies.VIEW_CLUSTER, "view the cluster's nodes")
-
-
 def _require_node_operator(request) -> None:
-    _require_in_some_tenant(request, policies.MANAGE_POLICIES, "change the cluster's nodes")
+    visibility.require_operator(request.user, "change the cluster's nodes")
 
 
 class ClusterEndpoint(GenericAPIView):
@@ -95,8 +89,9 @@ class NodeList(ClusterEndpoint):
 
     @extend_schema(responses=NodeSerializer(many=True))
     def get(self, request):
-        _require_node_reader(request)
-        return Response([node_entry(view) for view in nodes().values()])
+        sight = ClusterSight(request.user)
+        sight.require_nodes()
+        return Response(sight.nodes(nodes().values()))
 
 
 class _NodeEndpoint(ClusterEndpoint):
@@ -111,11 +106,12 @@ class _NodeEndpoint(ClusterEndpoint):
 
 
 class NodeDetail(_NodeEndpoint):
-    """One node; DELETE forgets a disconnected node."""
+    """One node; DELETE (platform operators only) forgets a disconnected node."""
 
     def get(self, request, node):
-        _require_node_reader(request)
-        return Response(node_entry(self._view(node)))
+        sight = ClusterSight(request.user)
+        sight.require_nodes()
+        return Response(sight.nodes([self._view(node)])[0])
 
     @extend_schema(responses={204: None})
     def delete(self, request, node):
@@ -144,7 +140,8 @@ class _NodeAction(_NodeEndpoint):
 
 
 class NodeDisconnect(_NodeAction):
-    """Ask a node to leave the cluster (DISCONNECTING, then DISCONNECTED once it acknowledges)."""
+    """Ask a node to leave the cluster (DISCONNECTING, then DISCONNECTED once it acknowledges);
+    platform operators only."""
 
     def change_node(self, node: str) -> None:
         request_disconnect(cluster_redis.client(), cluster_redis.keys(), node,
@@ -152,7 +149,7 @@ class NodeDisconnect(_NodeAction):
 
 
 class NodeReconnect(_NodeAction):
-    """Let a disconnected node connect again."""
+    """Let a disconnected node connect again (platform operators only)."""
 
     def change_node(self, node: str) -> None:
         request_reconnect(cluster_redis.client(), cluster_redis.keys(), node)
@@ -211,16 +208,21 @@ class ConnectionEmpty(ClusterEndpoint):
 # ---------------------------------------------------------------------------- deployments
 
 class DeploymentList(ClusterEndpoint):
-    """Your tenants' deployments (newest first), or deploy a tenant's flow to the cluster."""
+    """Your tenants' deployments (newest first), or deploy a tenant's flow to the cluster. Listed
+    are the deployments of tenants whose root group you may view (every tenant's for a platform
+    operator)."""
 
     serializer_class = DeploymentSerializer
     extra_error_statuses = (404, 409, 503)  # 404: a tenant you do not belong to
 
     @extend_schema(parameters=[_TENANT_PARAMETER], responses=DeploymentSerializer(many=True))
     def get(self, request):
-        deployments = (Deployment.objects.filter(tenant__in=_tenants(request))
-                       .select_related("tenant", "created_by")[:100])
-        return Response(DeploymentSerializer(deployments, many=True).data)
+        deployments = visibility.restrict_deployments(Deployment.objects.all(), request.user)
+        raw = request.query_params.get("tenant")
+        if raw:
+            deployments = deployments.filter(tenant=self._named(request, raw))
+        deployments = deployments.select_related("tenant", "created_by")[:100]
+        return Response(DeploymentSerializer(deployments, many=True, context={"request": request}).data)
 
     @extend_schema(request=DeployRequestSerializer, responses={202: DeployAnswerSerializer})
     def post(self, request):
@@ -229,8 +231,20 @@ class DeploymentList(ClusterEndpoint):
         tenant = self._tenant(request, serializer.validated_data.get("tenant"))
         require_global(request, tenant, policies.MODIFY_FLOW, "deploy the tenant's flow")
         deployment, nodes = deploy.deploy(tenant, request.user, serializer.validated_data.get("version"))
-        data = DeploymentSerializer(deployment).data
+        data = DeploymentSerializer(deployment, context={"request": request}).data
         return Response({**data, "nodes": nodes}, status=status.HTTP_202_ACCEPTED)
+
+    @staticmethod
+    def _named(request, raw) -> Tenant:
+        """The tenant ``?tenant=`` names: one of the user's, or any for a platform operator."""
+        if visibility.is_operator(request.user):
+            try:
+                tenant = Tenant.objects.filter(pk=uuid.UUID(str(raw))).first()
+            except ValueError:
+                tenant = None
+            if tenant is not None:
+                return tenant
+        return _tenant(request, raw)
 
     @staticmethod
     def _tenant(request, pk) -> Tenant:
@@ -244,19 +258,29 @@ class DeploymentList(ClusterEndpoint):
 
 
 class DeploymentDetail(ClusterEndpoint):
-    """One deployment, with each node's report and the connected nodes that have not reported."""
+    """One deployment, with each node's report and the connected nodes that have not reported.
+    Reading it needs the view policy on the tenant's root group, and on everything in the deployed
+    document (else 403 naming the component); tenant users see the nodes' reports with neutral
+    messages (a node's own words may name any tenant's components)."""
 
     serializer_class = DeploymentDetailSerializer
 
     def get(self, request, deploy_id):
-        deployment = (Deployment.objects.filter(deploy_id=deploy_id, tenant__in=request.user.tenants.all())
-                      .select_related("tenant", "created_by").first())
+        deployments = Deployment.objects.filter(deploy_id=deploy_id).select_related("tenant", "created_by")
+        if not visibility.is_operator(request.user):
+            deployments = deployments.filter(tenant__in=request.user.tenants.all())
+        deployment = deployments.first()
         if deployment is None:
             raise exceptions.NotFound("no such deployment")
+        if not visibility.restrict_deployments(Deployment.objects.filter(pk=deployment.pk), request.user).exists():
+            raise exceptions.PermissionDenied("you may not view this deployment (the view policy on the tenant's "
+                                              "root group)")
+        visibility.require_document(request.user, deployment)
         client, keys = cluster_redis.client(), cluster_redis.keys()
         reports = read_reports(client, keys, deployment.deploy_id)
         connected = ClusterView(client, keys).connected()
-        data = DeploymentSerializer(deployment).data
-        return Response({**data, "reports": [reports[node].as_dict() for node in sorted(reports)],
+        sight = ClusterSight(request.user, [deployment.tenant])
+        data = DeploymentSerializer(deployment, context={"request": request}).data
+        return Response({**data, "reports": [sight.report(reports[node]) for node in sorted(reports)],
                          "pending": [node for node in connected if node not in reports],
                          "document": deployment.document})

@@ -1,5 +1,6 @@
-"""The cluster page: the nodes (disconnect and reconnect them), the tenant's deployments (deploy
-the design or a version) and each node's report on the latest one."""
+"""The cluster page: the nodes (platform operators disconnect and reconnect them), the tenant's
+deployments (deploy the design or a version) and each node's report on the latest one. A tenant
+user sees of the nodes only the session tenant's figures (``flowsite.cluster.visibility``)."""
 
 from __future__ import annotations
 
@@ -15,18 +16,15 @@ from engine.cluster.records import NodeStateError, request_disconnect, request_r
 from flowsite.api.lookup import access_for
 from flowsite.cluster import deploy as deployments
 from flowsite.cluster import redis as cluster_redis
+from flowsite.cluster import visibility
 from flowsite.cluster.indicator import indicator
 from flowsite.cluster.models import Deployment
-from flowsite.cluster.nodes import node_entry, nodes
+from flowsite.cluster.nodes import nodes
+from flowsite.cluster.visibility import ClusterSight
 from flowsite.flows import access as policies
 from flowsite.flows.models import FlowVersion
 from flowsite.flows.tenants import root_group
 from flowsite.portal.tenancy import current_tenant
-
-
-def _may_change_nodes(request) -> bool:
-    return any(access_for(request, tenant).has_global(policies.MANAGE_POLICIES)
-               for tenant in request.user.tenants.all())
 
 
 @login_required
@@ -35,10 +33,14 @@ def index(request):
     tenant = current_tenant(request)
     if tenant is None:
         return render(request, "portal/no_tenant.html")
-    context = {"tenant": tenant, "indicator": indicator(tenant), "can_change_nodes": _may_change_nodes(request),
-               "can_view_nodes": access_for(request, tenant).has_global(policies.VIEW_CLUSTER),
+    sight = ClusterSight(request.user, [tenant])
+    readable = visibility.may_read_deployments(request.user, tenant)
+    context = {"tenant": tenant, "indicator": indicator(tenant), "can_change_nodes": sight.operator,
+               "can_view_nodes": sight.may_view_nodes,
                "can_deploy": access_for(request, tenant).has_global(policies.MODIFY_FLOW),
-               "deployments": list(Deployment.objects.filter(tenant=tenant).select_related("created_by")[:10]),
+               "can_view_deployments": readable,
+               "deployments": list(Deployment.objects.filter(tenant=tenant).select_related("created_by")[:10])
+               if readable else [],
                "versions": list(FlowVersion.objects.filter(group=root_group(tenant)).order_by("-number")
                                 .values_list("number", flat=True)),
                "nodes": [], "reports": [], "pending": []}
@@ -47,10 +49,10 @@ def index(request):
         client, keys = cluster_redis.client(), cluster_redis.keys()
         try:
             if context["can_view_nodes"]:
-                context["nodes"] = [node_entry(view) for view in nodes().values()]
+                context["nodes"] = sight.nodes(nodes().values())
             if latest is not None:
                 reports = read_reports(client, keys, latest.deploy_id)
-                context["reports"] = [reports[node].as_dict() for node in sorted(reports)]
+                context["reports"] = [sight.report(reports[node]) for node in sorted(reports)]
                 context["pending"] = [n["node"] for n in context["nodes"]
                                       if n["state"] == "CONNECTED" and n["node"] not in reports]
         except redis.RedisError:
@@ -59,9 +61,8 @@ def index(request):
 
 
 def _node_action(request, node: str, action, done: str):
-    if not _may_change_nodes(request):
-        messages.error(request, "You may not change the cluster's nodes (the 'manage_policies' policy of one of "
-                                "your tenants).")
+    if not visibility.is_operator(request.user):
+        messages.error(request, "You may not change the cluster's nodes: only platform operators may.")
         return redirect("portal:cluster")
     try:
         action(cluster_redis.client(), cluster_redis.keys(), node)

@@ -4,8 +4,12 @@ streams (``tests.cluster_nodes.InProcessNode``)."""
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 import redis
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 
 from engine.cluster.cluster_flow import read_flow
 from engine.cluster.keys import ClusterKeys
@@ -13,6 +17,7 @@ from engine.flow.sealed import open_flow
 from flowsite.cluster.status import forget_answers
 from flowsite.flows.models import Connection, Processor
 from flowsite.flows.secrets import master_key
+from flowsite.tenancy.models import OPERATE_PLATFORM
 from tests.cluster_nodes import InProcessNode
 from tests.flowsite.conftest import token_client
 
@@ -58,6 +63,17 @@ def cluster(redis_server, tmp_path, settings):
     yield running
     running.close()
     forget_answers()
+
+
+_operators = itertools.count(1)
+
+
+def operator(username: str | None = None):
+    """A platform operator: a user holding ``tenancy.operate_platform`` and member of no tenant."""
+    user = get_user_model().objects.create_user(username or f"operator{next(_operators)}",
+                                                password="correct horse battery staple")
+    user.user_permissions.add(Permission.objects.get(content_type__app_label="tenancy", codename=OPERATE_PLATFORM))
+    return user
 
 
 def small_flow(world, *, period: str = "50 millis") -> dict[str, Processor | Connection]:

@@ -1,5 +1,6 @@
 """The Cluster page in a real browser (``tests.flowsite.browser``):
-a node listed, a deployment made, the indicator on the group page, a node disconnected."""
+a node listed, a deployment made, the indicator on the group page, a node disconnected by a
+tenant administrator who is also a platform operator."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import time
 
 import pytest
 import redis
+from django.contrib.auth.models import Permission
 from playwright.sync_api import expect
 
 from engine.cluster.keys import ClusterKeys
 from engine.cluster.records import Heartbeat, NodeRecord, NodeState
 from flowsite.cluster.models import Deployment
+from flowsite.tenancy.models import OPERATE_PLATFORM
 from tests.flowsite.browser import chromium_page, log_in
 from tests.flowsite.conftest import TenantWorld
 
@@ -24,7 +27,8 @@ def test_deploy_and_disconnect_in_the_browser(live_server, transactional_db, red
     client.set(keys.heartbeat("n1"), Heartbeat("n1", address="10.0.0.1:8443", sent_at=time.time()).encode(), ex=300)
     client.hset(keys.nodes, "n1", NodeRecord("n1", NodeState.CONNECTED).encode())
     world = TenantWorld("Acme")
-    world.admin("alice")
+    alice = world.admin("alice")
+    alice.user_permissions.add(Permission.objects.get(content_type__app_label="tenancy", codename=OPERATE_PLATFORM))
     try:
         with chromium_page() as page:
             page.goto(f"{live_server.url}/login/")

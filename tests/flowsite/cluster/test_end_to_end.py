@@ -14,6 +14,8 @@ from flowsite.cluster.status import forget_answers
 from flowsite.flows.definition import property_context
 from flowsite.flows.models import Connection, Processor
 from flowsite.flows.secrets import current_key
+from tests.flowsite.cluster.conftest import operator
+from tests.flowsite.conftest import token_client
 from tests.workers.cluster import Cluster, wait_until
 
 DEPLOYMENTS = "/api/v1/cluster/deployments"
@@ -114,16 +116,22 @@ def test_an_operator_disconnects_and_reconnects_a_running_node(tmp_path, nodes, 
     wait_until(lambda: len(reports(api_a, deploy_id)) == 3, 60, "the deployment applied")
 
     answer = api_a.post("/api/v1/cluster/nodes/n2/disconnect")
+    assert answer.status_code == 403 and "only platform operators" in answer.json()["message"]
+    ops = token_client(operator("olga"))
+    answer = ops.post("/api/v1/cluster/nodes/n2/disconnect")
     assert answer.status_code == 200, answer.json()
-    assert answer.json()["state"] == "DISCONNECTING"
+    assert answer.json()["state"] == "DISCONNECTING" and answer.json()["reason"] == "disconnected by olga"
     wait_until(lambda: api_a.get("/api/v1/cluster/nodes/n2").json()["state"] == "DISCONNECTED", 30,
                "n2 acknowledged its disconnection")
+    assert "olga" not in api_a.get("/api/v1/cluster/nodes").content.decode(), "the tenant sees a neutral state"
     assert "n2: disconnecting by an operator" in nodes.nodes["n2"].output
     wait_until(lambda: "primary" not in api_a.get("/api/v1/cluster/nodes/n2").json()["roles"]
                and nodes.holder("primary") not in (None, "n2"), 30, "the primary role held by a connected node")
     tasks = tasks_run(nodes.nodes["n2"])
     wait_until(lambda: tasks_run(nodes.nodes["n2"]) >= tasks + 10, 60, "the disconnected node still processing")
-    assert api_a.delete("/api/v1/cluster/nodes/n1").status_code == 409, "only a disconnected node is removed"
+    assert api_a.delete("/api/v1/cluster/nodes/n1").status_code == 403
+    assert ops.delete("/api/v1/cluster/nodes/n1").status_code == 409, "only a disconnected node is removed"
 
-    assert api_a.post("/api/v1/cluster/nodes/n2/reconnect").status_code == 200
+    assert api_a.post("/api/v1/cluster/nodes/n2/reconnect").status_code == 403
+    assert ops.post("/api/v1/cluster/nodes/n2/reconnect").status_code == 200
     nodes.wait_connected("n2")

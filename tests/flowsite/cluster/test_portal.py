@@ -10,7 +10,7 @@ from engine.cluster.records import Heartbeat, NodeRecord, NodeState
 from flowsite.cluster.models import Deployment
 from flowsite.flows import access
 from flowsite.flows.models import Processor
-from tests.flowsite.cluster.conftest import small_flow
+from tests.flowsite.cluster.conftest import operator, small_flow
 from tests.flowsite.portal.conftest import logged_in
 
 CLUSTER = "/cluster/"
@@ -33,7 +33,7 @@ def test_the_page_lists_nodes_deploys_and_shows_the_reports(cluster, tenant_a, a
     page = portal.get(CLUSTER)
     assert page.status_code == 200
     text = _text(page)
-    assert "n1" in text and "CONNECTED" in text and "Disconnect" in text
+    assert "n1" in text and "CONNECTED" in text and "Disconnect" not in text
     assert "has not been deployed" in text
     answer = portal.post("/cluster/deploy", {"version": ""}, follow=True)
     deployment = Deployment.objects.get(tenant=tenant_a.tenant)
@@ -48,7 +48,14 @@ def test_the_page_lists_nodes_deploys_and_shows_the_reports(cluster, tenant_a, a
 
 def test_disconnect_from_the_page_and_a_user_without_the_policy(cluster, tenant_a, admin_a):
     _heartbeat(cluster, "n1", "")
+    assert "Disconnect" not in _text(logged_in(admin_a).get(CLUSTER)), "node actions are for operators"
     answer = logged_in(admin_a).post("/cluster/nodes/n1/disconnect", follow=True)
+    assert "only platform operators may" in _text(answer)
+    assert NodeRecord.decode(cluster.client.hget(cluster.keys.nodes, "n1")).state is NodeState.CONNECTED
+    ops = operator()
+    tenant_a.tenant.members.add(ops)  # the portal shows the session's tenant
+    assert "Disconnect" in _text(logged_in(ops).get(CLUSTER))
+    answer = logged_in(ops).post("/cluster/nodes/n1/disconnect", follow=True)
     assert "Node n1: disconnection requested." in _text(answer)
     assert NodeRecord.decode(cluster.client.hget(cluster.keys.nodes, "n1")).state is NodeState.DISCONNECTING
     viewer = logged_in(tenant_a.member(global_policies=(access.VIEW_FLOW,)))
@@ -58,7 +65,7 @@ def test_disconnect_from_the_page_and_a_user_without_the_policy(cluster, tenant_
     cluster_viewer = logged_in(tenant_a.member(global_policies=(access.VIEW_FLOW, access.VIEW_CLUSTER)))
     assert "n1" in _text(cluster_viewer.get(CLUSTER))
     answer = viewer.post("/cluster/nodes/n1/reconnect", follow=True)
-    assert "You may not change the cluster's nodes" in _text(answer)
+    assert "You may not change the cluster's nodes: only platform operators may." in _text(answer)
     assert NodeRecord.decode(cluster.client.hget(cluster.keys.nodes, "n1")).state is NodeState.DISCONNECTING
 
 

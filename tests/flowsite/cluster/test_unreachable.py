@@ -8,6 +8,8 @@ import time
 import pytest
 
 from flowsite.cluster import status as federated
+from tests.flowsite.cluster.conftest import operator
+from tests.flowsite.conftest import token_client
 
 
 @pytest.mark.parametrize("method, path", [
@@ -21,7 +23,8 @@ def test_cluster_endpoints_answer_503_and_flow_definitions_200(cluster, deployed
     cluster.server.stop()
     federated.forget_answers()
     started = time.monotonic()
-    answer = getattr(api_a, method)(path.format(root=flow_a["gen"].parent_id, conn=flow_a["conn"].pk))
+    client = token_client(operator()) if path.endswith("/disconnect") else api_a  # node actions: operators
+    answer = getattr(client, method)(path.format(root=flow_a["gen"].parent_id, conn=flow_a["conn"].pk))
     assert answer.status_code == 503, answer.json()
     assert time.monotonic() - started < 5
     body = answer.json()
