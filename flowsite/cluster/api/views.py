@@ -21,7 +21,7 @@ from rest_framework.response import Response
 from engine.cluster.cluster_flow import read_reports
 from engine.cluster.records import ClusterView, NodeStateError, remove_node, request_disconnect, request_reconnect
 from flowsite.api.errors import Conflict
-from flowsite.api.lookup import component_or_404, require_global, tenant_or_404
+from flowsite.api.lookup import component_or_404, require_global, tenant_or_404, tenants_of
 from flowsite.cluster import commands, deploy, status as federated
 from flowsite.cluster import redis as cluster_redis
 from flowsite.cluster import visibility
@@ -52,7 +52,7 @@ def _tenants(request) -> list[Tenant]:
     raw = request.query_params.get("tenant")
     if raw:
         return [_tenant(request, raw)]
-    return list(request.user.tenants.order_by("slug"))
+    return list(tenants_of(request).order_by("slug"))
 
 
 def _tenant(request, raw) -> Tenant:
@@ -89,7 +89,7 @@ class NodeList(ClusterEndpoint):
 
     @extend_schema(responses=NodeSerializer(many=True))
     def get(self, request):
-        sight = ClusterSight(request.user)
+        sight = ClusterSight(request.user, tenants_of(request).order_by("slug"))
         sight.require_nodes()
         return Response(sight.nodes(nodes().values()))
 
@@ -109,7 +109,7 @@ class NodeDetail(_NodeEndpoint):
     """One node; DELETE (platform operators only) forgets a disconnected node."""
 
     def get(self, request, node):
-        sight = ClusterSight(request.user)
+        sight = ClusterSight(request.user, tenants_of(request).order_by("slug"))
         sight.require_nodes()
         return Response(sight.nodes([self._view(node)])[0])
 
@@ -250,7 +250,7 @@ class DeploymentList(ClusterEndpoint):
     def _tenant(request, pk) -> Tenant:
         if pk is not None:
             return _tenant(request, pk)
-        tenants = list(request.user.tenants.all()[:2])
+        tenants = list(tenants_of(request)[:2])
         if len(tenants) != 1:
             raise exceptions.ValidationError({"tenant": "name the tenant to deploy" if tenants else
                                               "you belong to no tenant"})
@@ -268,7 +268,7 @@ class DeploymentDetail(ClusterEndpoint):
     def get(self, request, deploy_id):
         deployments = Deployment.objects.filter(deploy_id=deploy_id).select_related("tenant", "created_by")
         if not visibility.is_operator(request.user):
-            deployments = deployments.filter(tenant__in=request.user.tenants.all())
+            deployments = deployments.filter(tenant__in=tenants_of(request))
         deployment = deployments.first()
         if deployment is None:
             raise exceptions.NotFound("no such deployment")
