@@ -45,6 +45,9 @@ ENVIRONMENT_VARIABLES = {
     "SECURE_PROXY_SSL_HEADER": "set to true behind a TLS-terminating proxy that sends X-Forwarded-Proto",
     "FLOWSITE_MAX_REQUEST_BYTES": "largest request body accepted, in bytes (default 16 MiB)",
     "LOG_LEVEL": "level of the project's log (default INFO)",
+    "FLOWSITE_PLATFORM_ADDRESSES": "comma-separated host:port of the platform's services (web tier, PostgreSQL, "
+                                   "node ports) that nodes refuse to every flow (the node adds its Redis itself)",
+    "FLOWSITE_PLATFORM_DIRS": "comma-separated directories of the platform no tenant may be granted as a file root",
     "FLOWSITE_LOGIN_FAILURE_LIMIT": "failed logins (portal password or API token) from one address, for one user "
                                     "name, before a lockout (default 5)",
     "FLOWSITE_LOGIN_COOLOFF_MINUTES": "how long a lockout lasts, in minutes (default 15)",
@@ -327,6 +330,8 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / ".local" / "static"
 STATICFILES_DIRS = [BASE_DIR / "static"]
+#: Directories of the platform an operator may not grant a tenant (besides BASE_DIR and STATIC_ROOT).
+FLOWSITE_PLATFORM_DIRS = [item.strip() for item in (_env("FLOWSITE_PLATFORM_DIRS") or "").split(",") if item.strip()]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage" if PRODUCTION

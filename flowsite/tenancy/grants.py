@@ -37,7 +37,7 @@ class GrantError(ValueError):
 def platform_dirs() -> tuple[str, ...]:
     """The platform's own directories: the installation (code, .local data and secrets, static
     files) and any the deployment names in ``FLOWSITE_PLATFORM_DIRS``."""
-    dirs = [str(settings.BASE_DIR), str(settings.STATIC_ROOT), *getattr(settings, "FLOWSITE_PLATFORM_DIRS", ())]
+    dirs = [str(settings.BASE_DIR), str(settings.STATIC_ROOT), *settings.FLOWSITE_PLATFORM_DIRS]
     return tuple(os.path.normpath(str(d)) for d in dirs)
 
 

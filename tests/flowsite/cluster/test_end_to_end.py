@@ -70,6 +70,8 @@ def test_a_deployment_through_the_api_runs_on_every_node(tmp_path, nodes, tenant
     out = tmp_path / "out"
     out.mkdir()
     flow = design(tenant_a, out)
+    tenant_a.tenant.file_roots = [str(out)]  # the nodes confine the tenant's PutFile to its roots
+    tenant_a.tenant.save()
     answer = api_a.post(DEPLOYMENTS, {}, format="json")
     assert answer.status_code == 202, answer.json()
     deploy_id = answer.json()["deploy_id"]
