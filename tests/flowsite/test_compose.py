@@ -136,7 +136,9 @@ CONTROL_PLANE_ONLY = {"SECRET_KEY", "SECRET_KEY_FILE", "DATABASE_URL", "DATABASE
 def test_project_services_share_the_production_environment_and_nodes_hold_only_what_they_need():
     shared = SERVICES["web"]["environment"]
     for name in PROJECT_SERVICES:
-        expected = shared if name not in NODES else {k: v for k, v in shared.items() if k not in CONTROL_PLANE_ONLY}
+        expected = shared if name not in NODES else {
+            **{k: v for k, v in shared.items() if k not in CONTROL_PLANE_ONLY},
+            "FLOWSITE_PLATFORM_ADDRESSES": "web:8000,postgres:5432"}  # what flows may never reach
         assert SERVICES[name]["environment"] == expected, name
     assert shared["FLOWSITE_ENV"] == "production"
     assert {"SECRET_KEY_FILE", "DATABASE_URL"} <= set(shared)
@@ -177,16 +179,17 @@ def test_named_volumes_are_declared_and_used():
     assert used == declared
 
 
-def test_each_node_has_its_own_volume_at_its_data_directory():
+def test_each_node_has_its_own_volume_at_its_data_directory_and_shares_the_tenants_files():
     volumes = []
     for name in NODES:
         command = SERVICES[name]["command"]
         assert command[command.index("--node-id") + 1] == name, "the node id is the service's host name"
         data_dir = command[command.index("--data-dir") + 1]
-        (mount,) = SERVICES[name]["volumes"]
-        volume, path = mount.split(":")
-        assert path == data_dir
-        volumes.append(volume)
+        files_root = command[command.index("--files-root") + 1]
+        mounts = dict(reversed(mount.split(":")) for mount in SERVICES[name]["volumes"])
+        assert set(mounts) == {data_dir, files_root}
+        assert mounts[files_root] == "tenant-files"
+        volumes.append(mounts[data_dir])
     assert len(set(volumes)) == len(NODES)
     assert SERVICES["node-1"]["stop_grace_period"], "a node needs time to checkpoint"
 
