@@ -41,8 +41,8 @@ from flowsite.flows.tenants import root_group
 from flowsite.flows.validation import tenant_problems
 from flowsite.tenancy.models import Membership, Tenant, TenantGroup, TenantGroupPermission, TenantUserPermission
 
-__all__ = ["CLUSTER_ROOT", "InvalidDesign", "authorizations", "cluster_flow", "deploy", "latest_deployments",
-           "run_states", "tenant_document", "tenant_section"]
+__all__ = ["CLUSTER_ROOT", "InvalidDesign", "authorizations", "cluster_flow", "deploy", "hold_deploy_lock",
+           "latest_deployments", "run_states", "tenant_document", "tenant_section"]
 
 #: The identifier (and name) of the cluster flow's root group.
 CLUSTER_ROOT = "root"
@@ -98,6 +98,14 @@ def tenant_section(tenant: Tenant, group_identifier: str) -> dict[str, Any]:
             "capabilities": sorted(tenant.capabilities),
             "files": {"roots": list(tenant.file_roots)}, "network": {"allow": list(tenant.network_allow)},
             "listenPorts": ports}
+
+
+def hold_deploy_lock() -> None:
+    """Wait for any deployment in progress and keep others out until the current transaction
+    ends: a run-state change holds it too, so a deployment never publishes a run state read
+    before a change that commits while it publishes."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_DEPLOY_LOCK])
 
 
 def run_states(deployments: Iterable[Deployment]) -> dict[str, str]:
@@ -216,8 +224,7 @@ def deploy(tenant: Tenant, user, version: int | None = None) -> tuple[Deployment
     redis.RedisError when the cluster cannot be reached — in each case nothing is kept or
     published."""
     with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_DEPLOY_LOCK])
+        hold_deploy_lock()
         if version is not None:
             _design_at(tenant, version, user.get_username() if user is not None else "manage.py deploy")
         problems = _invalid_design(tenant)

@@ -21,6 +21,7 @@ from flowsite.api.serializers.connections import ConnectionSerializer
 from flowsite.api.serializers.groups import FunnelSerializer, PortSerializer, ProcessGroupSerializer
 from flowsite.api.serializers.processors import ProcessorSerializer, RunStatusSerializer
 from flowsite.cluster.api.serializers import ProcessorRunStatusAnswerSerializer
+from flowsite.cluster.deploy import hold_deploy_lock
 from flowsite.cluster.commands import on_nodes_if_reachable
 from flowsite.flows import access as policies
 from flowsite.flows.models import Component, Connection, Funnel, Kind, Port, ProcessGroup, Processor
@@ -189,6 +190,7 @@ class ProcessorRunStatus(GenericAPIView):
         state = serializer.validated_data["state"]
         revision = serializer.validated_data["revision"]
         with transaction.atomic():
+            hold_deploy_lock()
             lock_for_change(processor, revision.get("version"), revision.get("clientId"), request.user.get_username())
             if state == "RUNNING" and processor.scheduled_state != "RUNNING":
                 problems = component_problems(processor)

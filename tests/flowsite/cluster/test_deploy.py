@@ -4,11 +4,17 @@ published in Redis and announced to the connected nodes."""
 from __future__ import annotations
 
 import json
+import threading
+import time
+
+import pytest
+from django.db import connection as db_connection, transaction
 
 from engine.cluster.bus import Command
 from engine.cluster.cluster_flow import DeployReport, read_flow, write_report
 from engine.secrets import PREFIX
 from flowsite.api.serializers.processors import processor_class
+from flowsite.cluster.deploy import hold_deploy_lock
 from flowsite.cluster.models import Deployment
 from flowsite.flows import access
 from flowsite.flows.definition import parameter_context_binding, property_context
@@ -44,7 +50,7 @@ def test_a_deployment_publishes_the_cluster_flow_sealed_and_prefixed(cluster, te
     small_flow(tenant_a)
     http = _with_secrets(tenant_a)
     small_flow(tenant_b)
-    assert token_client(tenant_b.admin()).post(DEPLOYMENTS, {}, format="json").status_code == 202
+    assert token_client(tenant_b.admin("bob")).post(DEPLOYMENTS, {}, format="json").status_code == 202
     answer = api_a.post(DEPLOYMENTS, {}, format="json")
     assert answer.status_code == 202, answer.json()
     body = answer.json()
@@ -146,3 +152,38 @@ def test_deploying_needs_the_modify_flow_policy_and_ones_own_tenant(cluster, ten
     other = token_client(tenant_b.admin())
     assert other.get(f"{DEPLOYMENTS}/{deploy_id}").status_code == 404
     assert other.get(DEPLOYMENTS).json() == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_state_change_and_a_deployment_never_interleave(cluster, tenant_a, tenant_b, api_a):
+    """A deployment reads every tenant's run states and publishes them: a run-status change of
+    another tenant that commits meanwhile would be undone on the nodes. Both hold one lock, so a
+    deployment waits for the change and publishes the state it made."""
+    small_flow(tenant_a)
+    flow_b = small_flow(tenant_b)
+    assert token_client(tenant_b.admin("bob")).post(DEPLOYMENTS, {}, format="json").status_code == 202
+    generator = flow_b["gen"]
+    released = threading.Event()
+
+    def change_run_state() -> None:  # B's start, held open while A deploys
+        try:
+            with transaction.atomic():
+                hold_deploy_lock()
+                Processor.objects.filter(pk=generator.pk).update(scheduled_state="RUNNING")
+                released.wait(5)
+        finally:
+            db_connection.close()
+
+    changer = threading.Thread(target=change_run_state)
+    changer.start()
+    time.sleep(0.5)
+    deployer = threading.Thread(target=lambda: (api_a.post(DEPLOYMENTS, {}, format="json"), db_connection.close()))
+    deployer.start()
+    deployer.join(1.0)
+    assert deployer.is_alive(), "the deployment waits for the run-state change in progress"
+    released.set()
+    changer.join(5)
+    deployer.join(30)
+    states = {p["identifier"]: p.get("scheduledState")
+              for g in cluster.published_flow()["flowContents"]["processGroups"] for p in g["processors"]}
+    assert states[str(generator.pk)] == "RUNNING"
