@@ -42,7 +42,7 @@ from flowsite.flows.validation import tenant_problems
 from flowsite.tenancy.models import Membership, Tenant, TenantGroup, TenantGroupPermission, TenantUserPermission
 
 __all__ = ["CLUSTER_ROOT", "InvalidDesign", "authorizations", "cluster_flow", "deploy", "hold_deploy_lock",
-           "latest_deployments", "run_states", "tenant_document", "tenant_section"]
+           "latest_deployments", "republish", "run_states", "tenant_document", "tenant_section"]
 
 #: The identifier (and name) of the cluster flow's root group.
 CLUSTER_ROOT = "root"
@@ -232,17 +232,39 @@ def deploy(tenant: Tenant, user, version: int | None = None) -> tuple[Deployment
             raise InvalidDesign(problems)
         deployment = Deployment(deploy_id=uuid.uuid4().hex, tenant=tenant, group=root_group(tenant), version=version,
                                 created_by=user, document=tenant_document(tenant))
-        included = [d for d in latest_deployments() if d.tenant_id != tenant.pk] + [deployment]
-        included.sort(key=lambda d: d.tenant.slug)
-        bundle = FlowBundle(cluster_flow(included, run_states(included)), authorizations(d.tenant for d in included))
-        deployment.fingerprint = bundle.fingerprint
-        deployment.cluster_version = ",".join(f"{d.tenant.slug}:{d.label}" for d in included)
-        deployment.save()
-        client, keys = cluster_redis.client(), cluster_redis.keys()
-        publish_flow(client, keys, bundle, version=deployment.cluster_version, deploy_id=deployment.deploy_id,
-                     signer=cluster_redis.command_signer())
-        nodes = ClusterView(client, keys).connected()
-        if nodes:
-            cluster_redis.bus().send(nodes, "deploy", {"deploy_id": deployment.deploy_id,
-                                                       "fingerprint": deployment.fingerprint})
+        nodes = _publish(deployment)
     return deployment, nodes
+
+
+def republish(tenant: Tenant) -> tuple[Deployment | None, list[str]]:
+    """Publish the cluster's flow again with ``tenant``'s latest deployment as it was and the
+    tenant's grants and placement as they are now (an operator changed them), so that the nodes
+    confine it by what it holds now: a new deployment of the same document, by nobody. Returns
+    (None, []) when the tenant never deployed; raises redis.RedisError as ``deploy`` does."""
+    with transaction.atomic():
+        hold_deploy_lock()
+        latest = Deployment.objects.filter(tenant=tenant).order_by("-created_at", "-id").first()
+        if latest is None:
+            return None, []
+        deployment = Deployment(deploy_id=uuid.uuid4().hex, tenant=tenant, group=latest.group, version=latest.version,
+                                created_by=None, document=latest.document)
+        return deployment, _publish(deployment)
+
+
+def _publish(deployment: Deployment) -> list[str]:
+    """Keep ``deployment``, publish the cluster's flow holding it and every other tenant's latest
+    deployment, and tell the connected nodes (returned). Call under the deployment lock."""
+    included = [d for d in latest_deployments() if d.tenant_id != deployment.tenant_id] + [deployment]
+    included.sort(key=lambda d: d.tenant.slug)
+    bundle = FlowBundle(cluster_flow(included, run_states(included)), authorizations(d.tenant for d in included))
+    deployment.fingerprint = bundle.fingerprint
+    deployment.cluster_version = ",".join(f"{d.tenant.slug}:{d.label}" for d in included)
+    deployment.save()
+    client, keys = cluster_redis.client(), cluster_redis.keys()
+    publish_flow(client, keys, bundle, version=deployment.cluster_version, deploy_id=deployment.deploy_id,
+                 signer=cluster_redis.command_signer())
+    nodes = ClusterView(client, keys).connected()
+    if nodes:
+        cluster_redis.bus().send(nodes, "deploy", {"deploy_id": deployment.deploy_id,
+                                                   "fingerprint": deployment.fingerprint})
+    return nodes

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import logging
 
+import redis
+
 from django.contrib.admin.models import CHANGE, LogEntry
 from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
@@ -43,8 +45,9 @@ def _audit(acting_user, obj, message: str, details: dict) -> None:
 @transaction.atomic
 def do_change_tenant_grants(tenant: Tenant, grants: Grants, *, acting_user=None) -> dict[str, list]:
     """Give ``tenant`` exactly ``grants`` (checked and normalised first; raises GrantError) and
-    return what changed as {field: [before, after]}. The nodes apply the new grants with the
-    cluster flow the next deployment publishes."""
+    return what changed as {field: [before, after]}. Once committed, the cluster's flow is
+    published again with the new grants (``republish_grants``), so a revocation reaches the nodes
+    at once."""
     new = grants.checked()
     locked = Tenant.objects.select_for_update().get(pk=tenant.pk)
     old = Grants.of(locked)
@@ -57,7 +60,24 @@ def do_change_tenant_grants(tenant: Tenant, grants: Grants, *, acting_user=None)
         setattr(tenant, name, value)
     locked.save(update_fields=list(changed))
     _audit(acting_user, locked, "tenant grants changed", changed)
+    transaction.on_commit(lambda: republish_grants(locked))
     return changed
+
+
+def republish_grants(tenant: Tenant) -> None:
+    """Have the nodes confine ``tenant`` by its grants as they are now. When the cluster cannot be
+    reached the grants stay saved, and the nodes take them with the next deployment (logged)."""
+    from flowsite.cluster.deploy import republish  # the cluster app builds on tenancy, not the reverse
+
+    try:
+        deployment, nodes = republish(tenant)
+    except redis.RedisError as error:
+        logger.warning("tenant grants of %s saved, but the cluster could not be told (%s): the nodes apply them "
+                       "with the next deployment", tenant.slug, error)
+        return
+    if deployment is not None:
+        logger.info("tenant grants of %s published to the cluster (deployment %s, %d node(s) told)", tenant.slug,
+                    deployment.deploy_id, len(nodes))
 
 
 @transaction.atomic

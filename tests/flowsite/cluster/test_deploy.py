@@ -8,6 +8,7 @@ import threading
 import time
 
 import pytest
+from django.core.management import call_command
 from django.db import connection as db_connection, transaction
 
 from engine.cluster.bus import Command
@@ -187,3 +188,25 @@ def test_a_run_state_change_and_a_deployment_never_interleave(cluster, tenant_a,
     states = {p["identifier"]: p.get("scheduledState")
               for g in cluster.published_flow()["flowContents"]["processGroups"] for p in g["processors"]}
     assert states[str(generator.pk)] == "RUNNING"
+
+
+def test_an_operators_grant_change_reaches_the_cluster_at_once(cluster, tenant_a, api_a, settings,
+                                                               django_capture_on_commit_callbacks):
+    small_flow(tenant_a)
+    assert api_a.post(DEPLOYMENTS, {}, format="json").status_code == 202
+    before = Deployment.objects.get(tenant=tenant_a.tenant)
+    slug = tenant_a.tenant.slug
+    assert "write-filesystem" in cluster.published_flow()["tenants"][slug]["capabilities"]
+
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("grant_tenant", slug, "--revoke-capability", "write-filesystem")
+    assert "write-filesystem" not in cluster.published_flow()["tenants"][slug]["capabilities"]
+    again = Deployment.objects.filter(tenant=tenant_a.tenant).exclude(pk=before.pk).get()
+    assert again.document == before.document and again.created_by is None, "the same flow, by nobody"
+
+    settings.REDIS_URL = "redis://127.0.0.1:9/0"  # the cluster cannot be told: the grant is kept all the same
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("grant_tenant", slug, "--capability", "write-filesystem")
+    tenant_a.tenant.refresh_from_db()
+    assert "write-filesystem" in tenant_a.tenant.capabilities
+    assert Deployment.objects.filter(tenant=tenant_a.tenant).count() == 2

@@ -20,7 +20,7 @@ def _added_removed(values: list[str], added: list[str], removed: list[str]) -> l
 
 class Command(BaseCommand):
     help = ("Grant a tenant restricted capabilities, file roots, outbound destinations, a listen-port range and a "
-            "node pool, or revoke them. The nodes apply the change with the next deployment.")
+            "node pool, or revoke them. The change is published to the nodes at once.")
 
     def add_arguments(self, parser):
         parser.add_argument("slug", help="The tenant's slug.")
