@@ -287,6 +287,23 @@ def refusal_seen(answer: dict, attempt: Attempt) -> bool:
     return said and (attempt.refused is None or queued(answer, attempt.refused) >= 1)
 
 
+def wait_for_refusals(world: World, attempts: list[Attempt]) -> None:
+    """Wait until the engine has refused every attempt with a bulletin; fail naming those it has not."""
+    pending = list(attempts)
+
+    def all_refused() -> bool:
+        answer = status(world)
+        pending[:] = [attempt for attempt in pending if not refusal_seen(answer, attempt)]
+        return not pending
+
+    try:
+        wait_until(all_refused, 120, "every attempt refused with a bulletin")
+    except AssertionError:
+        answer = status(world)
+        raise AssertionError("not refused with a bulletin (name, target, bulletins): " + repr(
+            [(a.name, a.target, bulletins_of(answer, a)) for a in pending])) from None
+
+
 def files_under(directory: Path) -> list[bytes]:
     """Every regular file's bytes under ``directory`` (gzip files decompressed)."""
     found = []
@@ -387,19 +404,7 @@ def test_with_file_capabilities_the_engine_refuses_every_escape(world, node):
 
     wait_until(lambda: queued(status(world), control_fetch.ok) >= 1 and any((world.a_root / "out").iterdir()), 90,
                "the control attempts inside the tenant's root working")
-    pending = list(attempts)
-
-    def all_refused() -> bool:
-        answer = status(world)
-        pending[:] = [attempt for attempt in pending if not refusal_seen(answer, attempt)]
-        return not pending
-
-    try:
-        wait_until(all_refused, 120, "every attempt refused with a bulletin")
-    except AssertionError:
-        answer = status(world)
-        raise AssertionError("not refused with a bulletin (name, target, bulletins): " + repr(
-            [(a.name, a.target, bulletins_of(answer, a)) for a in pending])) from None
+    wait_for_refusals(world, attempts)
 
     answer = status(world)
     for attempt in attempts:
@@ -429,19 +434,7 @@ def test_outbound_connections_to_the_platform_and_metadata_are_refused(world, no
         designer.start_all()
         deploy(world)
         wait_until(lambda: allowed.requests, 90, "the allowlisted server reached (the flow runs)")
-        pending = list(attempts)
-
-        def all_refused() -> bool:
-            answer = status(world)
-            pending[:] = [attempt for attempt in pending if not refusal_seen(answer, attempt)]
-            return not pending
-
-        try:
-            wait_until(all_refused, 120, "every connection refused with a bulletin")
-        except AssertionError:
-            answer = status(world)
-            raise AssertionError("not refused with a bulletin: " + repr(
-                [(a.name, a.target, bulletins_of(answer, a)) for a in pending])) from None
+        wait_for_refusals(world, attempts)
         answer = status(world)
         for attempt in attempts:
             assert queued(answer, attempt.ok) == 0, f"{attempt.name}: a response came back"
