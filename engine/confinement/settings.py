@@ -29,7 +29,7 @@ def split_host_port(text: str) -> tuple[str, int | None]:
 
 def _port(text: str, whole: str) -> int:
     if not text.isdigit() or not 0 < int(text) <= 65535:
-        raise ValueError(f"{whole!r} does not end with a port (1-65535)")
+        raise ValueError(f"{whole!r}: the port is a number from 1 to 65535")
     return int(text)
 
 

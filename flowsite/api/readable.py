@@ -15,11 +15,9 @@ from django.db.models import Q
 from rest_framework import exceptions
 
 from flowsite.api.lookup import access_for
-from flowsite.flows.access import VIEW
+from flowsite.flows.access import VIEW, first_hidden
 from flowsite.flows.definition import subtree_ids
 from flowsite.flows.models import Component, ProcessGroup
-
-_CHILD_LISTS = ("processors", "controllerServices", "funnels", "inputPorts", "outputPorts", "connections")
 
 
 def _denied(kind: str, ident, what: str) -> exceptions.PermissionDenied:
@@ -52,20 +50,8 @@ def require_view_document(request, group: ProcessGroup, definition: dict[str, An
     """403 unless the user may view every component of ``definition`` (a committed version of
     ``group``) and everything now inside ``group`` (see the module docstring)."""
     require_view_subtree(request, group, what)
-    access = access_for(request, group.tenant)
     present = {c.versioned_id: c.pk for c in _contents(group)}
-
-    def walk(document: dict[str, Any], deciding) -> None:
-        for key in _CHILD_LISTS:
-            for item in document.get(key) or ():
-                ident = item.get("identifier")
-                if not access.can(present.get(ident, deciding), VIEW):
-                    raise _denied(item.get("componentType") or key, ident, what)
-        for child in document.get("processGroups") or ():
-            ident = child.get("identifier")
-            owner = present.get(ident, deciding)
-            if not access.can(owner, VIEW):
-                raise _denied("PROCESS_GROUP", ident, what)
-            walk(child, owner)
-
-    walk(definition.get("flowContents") or {}, group.pk)
+    hidden = first_hidden(access_for(request, group.tenant), definition.get("flowContents") or {}, present.get,
+                          group.pk)
+    if hidden is not None:
+        raise _denied(*hidden, what)

@@ -14,7 +14,6 @@ component in it, else 403 naming the first one by id (as flow-definition exports
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import asdict
 from typing import Any, Iterable
 
@@ -26,16 +25,13 @@ from engine.cluster.records import NodeView
 from flowsite.cluster.models import Deployment
 from flowsite.cluster.nodes import node_entry
 from flowsite.cluster.status import tenant_node_figures
-from flowsite.flows.access import VIEW, VIEW_CLUSTER, TenantAccess
+from flowsite.flows.access import VIEW, VIEW_CLUSTER, TenantAccess, first_hidden
 from flowsite.flows.models import Component
 from flowsite.flows.tenants import root_group
-from flowsite.tenancy.models import OPERATE_PLATFORM, Tenant
+from flowsite.tenancy.models import OPERATE_PLATFORM_PERMISSION, Tenant, is_platform_operator
 
-__all__ = ["OPERATOR_PERMISSION", "ClusterSight", "is_operator", "may_read_deployments", "readable_tenants", "require_operator",
+__all__ = ["ClusterSight", "may_read_deployments", "readable_tenants", "require_operator",
            "require_document", "restrict_deployments", "running_deployment", "version_for"]
-
-#: The Django permission of platform operators.
-OPERATOR_PERMISSION = f"tenancy.{OPERATE_PLATFORM}"
 
 _NEUTRAL_REPORTS = {
     "applied": "the node applied the cluster's flow",
@@ -44,25 +40,19 @@ _NEUTRAL_REPORTS = {
     "failed": "the node could not apply the cluster's flow; a platform operator can see why",
 }
 _FIGURES = ("active_threads", "queued_count", "queued_bytes")
-_CHILD_LISTS = ("processors", "controllerServices", "funnels", "inputPorts", "outputPorts", "connections")
-
-
-def is_operator(user) -> bool:
-    """True for a platform operator (see the module docstring)."""
-    return bool(user is not None and user.is_authenticated and user.has_perm(OPERATOR_PERMISSION))
 
 
 def require_operator(user, what: str) -> None:
     """403 unless ``user`` is a platform operator."""
-    if not is_operator(user):
+    if not is_platform_operator(user):
         raise exceptions.PermissionDenied(f"you may not {what}: only platform operators may (the "
-                                          f"'{OPERATOR_PERMISSION}' permission)")
+                                          f"'{OPERATE_PLATFORM_PERMISSION}' permission)")
 
 
 def may_read_deployments(user, tenant: Tenant) -> bool:
     """True when ``user`` may read ``tenant``'s deployments: an operator, or a member who may
     view the tenant's root group."""
-    return is_operator(user) or TenantAccess(user, tenant).can(root_group(tenant), VIEW)
+    return is_platform_operator(user) or TenantAccess(user, tenant).can(root_group(tenant), VIEW)
 
 
 def readable_tenants(user) -> list[Tenant]:
@@ -72,7 +62,7 @@ def readable_tenants(user) -> list[Tenant]:
 
 def restrict_deployments(queryset: QuerySet, user) -> QuerySet:
     """``queryset`` of deployments reduced to those ``user`` may read (every one for an operator)."""
-    if is_operator(user):
+    if is_platform_operator(user):
         return queryset
     return queryset.filter(tenant__in=readable_tenants(user))
 
@@ -102,7 +92,7 @@ class ClusterSight:
 
     def __init__(self, user, tenants: Iterable[Tenant] | None = None) -> None:
         self.user = user
-        self.operator = is_operator(user)
+        self.operator = is_platform_operator(user)
         candidates = list(user.tenants.order_by("slug")) if tenants is None else list(tenants)
         self.tenants = [tenant for tenant in candidates if TenantAccess(user, tenant).has_global(VIEW_CLUSTER)]
 
@@ -160,7 +150,7 @@ class ClusterSight:
 
 def version_for(user, label: str) -> str:
     """A cluster version label reduced to the tenants ``user`` belongs to (whole for an operator)."""
-    if is_operator(user):
+    if is_platform_operator(user):
         return label
     return _reduced_version(label or "", set(user.tenants.values_list("slug", flat=True)))
 
@@ -168,33 +158,18 @@ def version_for(user, label: str) -> str:
 def require_document(user, deployment: Deployment) -> None:
     """403 unless ``user`` may view every component of ``deployment``'s document (a component
     deleted since is judged by the nearest enclosing group of the document that still exists)."""
-    if is_operator(user):
+    if is_platform_operator(user):
         return
     access = TenantAccess(user, deployment.tenant)
-    present = set(Component.objects.filter(tenant=deployment.tenant).values_list("pk", flat=True))
-
-    def decider(identifier, enclosing):
-        try:
-            pk = uuid.UUID(str(identifier))
-        except ValueError:
-            return enclosing
-        return pk if pk in present else enclosing
-
-    def refuse(kind: str, identifier) -> exceptions.PermissionDenied:
-        noun = str(kind).lower().replace("_", " ")
-        return exceptions.PermissionDenied(f"you may not view the {noun} {identifier} of this deployment: reading a "
-                                           "deployed document needs the view policy on everything in it")
-
-    def walk(group: dict[str, Any], enclosing) -> None:
-        owner = decider(group.get("identifier"), enclosing)
-        if owner is None or not access.can(owner, VIEW):
-            raise refuse("process group", group.get("identifier"))
-        for key in _CHILD_LISTS:
-            for item in group.get(key) or ():
-                deciding = decider(item.get("identifier"), owner)
-                if not access.can(deciding, VIEW):
-                    raise refuse(item.get("componentType") or key, item.get("identifier"))
-        for child in group.get("processGroups") or ():
-            walk(child, owner)
-
-    walk((deployment.document or {}).get("flowContents") or {}, None)
+    present = {str(pk): pk for pk in Component.objects.filter(tenant=deployment.tenant).values_list("pk", flat=True)}
+    root = (deployment.document or {}).get("flowContents") or {}
+    owner = present.get(str(root.get("identifier")))
+    if owner is None or not access.can(owner, VIEW):
+        hidden = ("process group", root.get("identifier"))
+    else:
+        hidden = first_hidden(access, root, lambda identifier: present.get(str(identifier)), owner)
+    if hidden is not None:
+        kind, identifier = hidden
+        raise exceptions.PermissionDenied(
+            f"you may not view the {str(kind).lower().replace('_', ' ')} {identifier} of this deployment: reading a "
+            "deployed document needs the view policy on everything in it")

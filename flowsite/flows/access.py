@@ -19,8 +19,9 @@ from functools import cached_property
 from django.contrib.auth.models import Permission
 from django.contrib.contenttypes.models import ContentType
 
+from engine.flow.loader import CAPABILITIES
 from flowsite.flows.models import Component, ComponentGroupPermission, ComponentUserPermission
-from flowsite.tenancy.models import CAPABILITIES, Membership, Tenant, TenantGroupPermission, TenantUserPermission
+from flowsite.tenancy.models import Membership, Tenant, TenantGroupPermission, TenantUserPermission
 
 #: Component actions and the permission codenames that hold them.
 VIEW = "view_component"
@@ -167,3 +168,28 @@ def grant_global(tenant: Tenant, action: str, *, user=None, group=None) -> None:
         TenantUserPermission.objects.get_or_create(content_object=tenant, user=user, permission=permission)
     if group is not None:
         TenantGroupPermission.objects.get_or_create(content_object=tenant, group=group, permission=permission)
+
+
+#: The lists of a flow document's group that hold components other than groups.
+_DOCUMENT_CHILD_LISTS = ("processors", "controllerServices", "funnels", "inputPorts", "outputPorts", "connections")
+
+
+def first_hidden(access: TenantAccess, group: dict, resolve, enclosing: uuid.UUID) -> tuple[str, object] | None:
+    """The first component (its kind and identifier) inside the flow document group ``group``,
+    however deep, that ``access`` may not view, or None. Each is judged by the component
+    ``resolve(identifier)`` names, or, when that gives None (the component is gone), by the
+    nearest enclosing group's (``enclosing`` for ``group`` itself)."""
+    for key in _DOCUMENT_CHILD_LISTS:
+        for item in group.get(key) or ():
+            identifier = item.get("identifier")
+            if not access.can(resolve(identifier) or enclosing, VIEW):
+                return item.get("componentType") or key, identifier
+    for child in group.get("processGroups") or ():
+        identifier = child.get("identifier")
+        owner = resolve(identifier) or enclosing
+        if not access.can(owner, VIEW):
+            return "PROCESS_GROUP", identifier
+        found = first_hidden(access, child, resolve, owner)
+        if found is not None:
+            return found
+    return None

@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 from engine.components import ComponentType, PropertyDescriptor, UnknownComponentTypeError, default_registry
-from flowsite.flows.restricted import capability_name
 
 
 def describe_property(descriptor: PropertyDescriptor) -> dict[str, Any]:
@@ -39,7 +38,7 @@ def describe_type(component_type: ComponentType, kind: str) -> dict[str, Any]:
         "description": cls.description(),
         "documentation": (cls.__doc__ or "").strip(),
         "tags": list(cls.tags),
-        "restricted": [capability_name(reason) for reason in cls.restricted],
+        "restricted": list(cls.restricted),
         "properties": [describe_property(d) for d in cls.properties],
         "seeAlso": list(cls.see_also),
     }

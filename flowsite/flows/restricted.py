@@ -8,13 +8,7 @@ from __future__ import annotations
 
 from engine.components import UnknownComponentTypeError, default_registry
 from flowsite.flows import access as policies
-from flowsite.tenancy.models import CAPABILITIES
-
-
-def capability_name(reason: str) -> str:
-    """A component's declared restriction as NiFi 2's capability name ("read filesystem" and
-    "read-filesystem" are both ``read-filesystem``)."""
-    return reason.strip().lower().replace(" ", "-")
+from engine.flow.loader import CAPABILITIES
 
 
 def required_capabilities(type_name: str, kind: str = "processor") -> tuple[str, ...]:
@@ -24,7 +18,7 @@ def required_capabilities(type_name: str, kind: str = "processor") -> tuple[str,
         cls = registry.processor(type_name) if kind == "processor" else registry.service(type_name)
     except UnknownComponentTypeError:
         return ()
-    return tuple(capability_name(reason) for reason in cls.restricted)
+    return tuple(cls.restricted)
 
 
 def missing_for_tenant(tenant, capabilities) -> list[str]:

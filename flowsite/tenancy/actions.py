@@ -20,15 +20,7 @@ from flowsite.tenancy.models import OPERATE_PLATFORM, Tenant
 
 logger = logging.getLogger("flowsite.audit")
 
-#: The permission of platform operators, as ``user.has_perm`` names it.
-OPERATE_PLATFORM_PERMISSION = f"tenancy.{OPERATE_PLATFORM}"
-
 GRANT_FIELDS = ("capabilities", "file_roots", "network_allow", "listen_port_low", "listen_port_high", "pool")
-
-
-def is_platform_operator(user) -> bool:
-    """True when ``user`` runs the shared platform (holds ``tenancy.operate_platform``; superusers do)."""
-    return bool(user and user.is_authenticated and user.is_active and user.has_perm(OPERATE_PLATFORM_PERMISSION))
 
 
 def _audit(acting_user, obj, message: str, details: dict) -> None:

@@ -7,9 +7,16 @@ from django.contrib import admin
 from django.contrib.auth.models import Group, Permission
 from django.contrib.contenttypes.models import ContentType
 
-from flowsite.tenancy.actions import GRANT_FIELDS, do_change_tenant_grants, is_platform_operator
+from flowsite.tenancy.actions import GRANT_FIELDS, do_change_tenant_grants
 from flowsite.tenancy.grants import GrantError, Grants
-from flowsite.tenancy.models import Membership, Tenant, TenantGroup, TenantGroupPermission, TenantUserPermission
+from flowsite.tenancy.models import (
+    Membership,
+    Tenant,
+    TenantGroup,
+    TenantGroupPermission,
+    TenantUserPermission,
+    is_platform_operator,
+)
 
 #: The form field that shows a GrantError's field.
 _FORM_FIELDS = {"capabilities": "capabilities", "file_roots": "file_roots", "network_allow": "network_allow",

@@ -5,7 +5,6 @@ normalised value or raises ``GrantError`` saying what is wrong with which entry.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import re
 from dataclasses import dataclass, field
@@ -15,10 +14,10 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_slug
 
-from flowsite.tenancy.models import CAPABILITIES
+from engine.confinement.network import AllowRule
+from engine.confinement.paths import ALWAYS_REFUSED
+from engine.flow.loader import CAPABILITIES
 
-#: Directories no tenant is ever given, whatever an operator asks (the engine refuses them too).
-SYSTEM_DIRS = ("/proc", "/sys", "/dev")
 #: The ports a tenant's listeners may be assigned (no privileged ports).
 PORT_LOW, PORT_HIGH = 1024, 65535
 
@@ -67,18 +66,14 @@ def check_file_root(value: str) -> str:
         normal = "/" + normal.lstrip("/")
     if normal == "/":
         raise GrantError("file_roots", "the file system's root cannot be a tenant's file root")
-    for directory in SYSTEM_DIRS + platform_dirs():
+    for directory in ALWAYS_REFUSED + platform_dirs():
         if _inside(normal, directory):
             raise GrantError("file_roots", f"{normal} is inside {directory}, which no tenant may use")
     return normal
 
 
-def _check_host(host: str, entry: str) -> str:
-    try:
-        return str(ipaddress.ip_address(host))
-    except ValueError:
-        pass
-    name = host.rstrip(".").lower()
+def _check_host(name: str, entry: str) -> str:
+    """``name`` (a host name, as ``AllowRule`` lower-cased it) when it is one by DNS syntax."""
     if len(name) > 253 or not all(_HOST_LABEL.match(label) for label in name.split(".")):
         raise GrantError("network_allow", f"{entry!r} is not a CIDR range, a host name or host:port")
     return name
@@ -86,36 +81,21 @@ def _check_host(host: str, entry: str) -> str:
 
 def check_network_entry(value: str) -> str:
     """A CIDR range (``10.1.2.0/24``), an address or host name, or either with a port
-    (``api.example.com:443``, ``[::1]:8080``), normalised."""
+    (``api.example.com:443``, ``[::1]:8080``), parsed as the nodes parse it and normalised."""
     entry = str(value).strip()
     if not entry:
         raise GrantError("network_allow", "an allowlist entry is not empty")
+    try:
+        rule = AllowRule.parse(entry)
+    except ValueError as error:
+        raise GrantError("network_allow", f"{entry!r} is not a CIDR range, a host name or host:port ({error})") \
+            from None
     if "/" in entry:
-        try:
-            return str(ipaddress.ip_network(entry, strict=False))
-        except ValueError:
-            raise GrantError("network_allow", f"{entry!r} is not a CIDR range") from None
-    host, port = entry, None
-    if entry.startswith("["):
-        host, _, rest = entry[1:].partition("]")
-        if rest:
-            if not rest.startswith(":"):
-                raise GrantError("network_allow", f"{entry!r} is not [address]:port")
-            port = rest[1:]
-        try:
-            host = str(ipaddress.IPv6Address(host))
-        except ValueError:
-            raise GrantError("network_allow", f"{entry!r} does not hold an IPv6 address") from None
-    elif entry.count(":") == 1:
-        host, port = entry.split(":")
-        host = _check_host(host, entry)
-    else:
-        host = _check_host(entry, entry)
-    if port is None:
+        return str(rule.network)
+    host = str(rule.network.network_address) if rule.network is not None else _check_host(rule.host, entry)
+    if rule.port is None:
         return host
-    if not port.isdigit() or not 1 <= int(port) <= 65535:
-        raise GrantError("network_allow", f"{entry!r}: the port is a number from 1 to 65535")
-    return f"[{host}]:{int(port)}" if ":" in host else f"{host}:{int(port)}"
+    return f"[{host}]:{rule.port}" if ":" in host else f"{host}:{rule.port}"
 
 
 def check_listen_ports(low: int | None, high: int | None) -> tuple[int | None, int | None]:

@@ -28,12 +28,16 @@ GLOBAL_POLICIES = [
     ("restricted_export_nifi_details", "use restricted components requiring 'export nifi details'"),
 ]
 
-#: NiFi 2's required permissions of restricted components (what an operator grants a tenant).
-CAPABILITIES = ("read-filesystem", "write-filesystem", "execute-code", "access-environment-credentials",
-                "reference-remote-resources", "export-nifi-details")
 
 #: The model-level permission of platform operators, who run the shared cluster.
 OPERATE_PLATFORM = "operate_platform"
+#: The same, as ``user.has_perm`` names it.
+OPERATE_PLATFORM_PERMISSION = f"tenancy.{OPERATE_PLATFORM}"
+
+
+def is_platform_operator(user) -> bool:
+    """True when ``user`` runs the shared platform (holds ``tenancy.operate_platform``; superusers do)."""
+    return bool(user and user.is_authenticated and user.is_active and user.has_perm(OPERATE_PLATFORM_PERMISSION))
 
 
 class Tenant(models.Model):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from flowsite.tenancy.grants import PORT_HIGH, PORT_LOW
-from flowsite.tenancy.models import CAPABILITIES
+from engine.flow.loader import CAPABILITIES
 
 
 class PlatformTenantSerializer(serializers.Serializer):

@@ -12,9 +12,9 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 
 from flowsite.api.serializers.platform import PlatformTenantSerializer
-from flowsite.tenancy.actions import do_change_tenant_grants, is_platform_operator
+from flowsite.tenancy.actions import do_change_tenant_grants
 from flowsite.tenancy.grants import GrantError, Grants
-from flowsite.tenancy.models import Tenant
+from flowsite.tenancy.models import Tenant, is_platform_operator
 
 #: Request fields by the name GrantError gives them.
 _FIELDS = {"capabilities": "capabilities", "file_roots": "fileRoots", "network_allow": "networkAllow",

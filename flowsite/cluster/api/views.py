@@ -41,7 +41,7 @@ from flowsite.cluster.nodes import node_entry, nodes
 from flowsite.cluster.visibility import ClusterSight
 from flowsite.flows import access as policies
 from flowsite.flows.models import Connection, ProcessGroup, Processor
-from flowsite.tenancy.models import Tenant
+from flowsite.tenancy.models import Tenant, is_platform_operator
 
 _TENANT_PARAMETER = OpenApiParameter("tenant", OpenApiTypes.UUID, required=False,
                                      description="Only this tenant (default: every tenant you belong to).")
@@ -237,7 +237,7 @@ class DeploymentList(ClusterEndpoint):
     @staticmethod
     def _named(request, raw) -> Tenant:
         """The tenant ``?tenant=`` names: one of the user's, or any for a platform operator."""
-        if visibility.is_operator(request.user):
+        if is_platform_operator(request.user):
             try:
                 tenant = Tenant.objects.filter(pk=uuid.UUID(str(raw))).first()
             except ValueError:
@@ -267,7 +267,7 @@ class DeploymentDetail(ClusterEndpoint):
 
     def get(self, request, deploy_id):
         deployments = Deployment.objects.filter(deploy_id=deploy_id).select_related("tenant", "created_by")
-        if not visibility.is_operator(request.user):
+        if not is_platform_operator(request.user):
             deployments = deployments.filter(tenant__in=tenants_of(request))
         deployment = deployments.first()
         if deployment is None:

@@ -25,6 +25,7 @@ from flowsite.flows import access as policies
 from flowsite.flows.models import FlowVersion
 from flowsite.flows.tenants import root_group
 from flowsite.portal.tenancy import current_tenant
+from flowsite.tenancy.models import is_platform_operator
 
 
 @login_required
@@ -61,7 +62,7 @@ def index(request):
 
 
 def _node_action(request, node: str, action, done: str):
-    if not visibility.is_operator(request.user):
+    if not is_platform_operator(request.user):
         messages.error(request, "You may not change the cluster's nodes: only platform operators may.")
         return redirect("portal:cluster")
     try:

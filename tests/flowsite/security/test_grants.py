@@ -12,7 +12,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from rest_framework.test import APIClient
 
-from flowsite.tenancy.actions import is_platform_operator
+from flowsite.tenancy.models import is_platform_operator
 from flowsite.tenancy.models import Tenant
 from tests.flowsite.api.support import API, assert_error, problems_by_path
 from tests.flowsite.conftest import token_client

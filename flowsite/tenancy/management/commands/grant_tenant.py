@@ -10,7 +10,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from flowsite.tenancy.actions import do_change_tenant_grants
 from flowsite.tenancy.grants import GrantError, Grants, parse_port_range
-from flowsite.tenancy.models import CAPABILITIES, Tenant
+from engine.flow.loader import CAPABILITIES
+from flowsite.tenancy.models import Tenant
 
 
 def _added_removed(values: list[str], added: list[str], removed: list[str]) -> list[str]:
