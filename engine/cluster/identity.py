@@ -191,6 +191,8 @@ class TrustStore:
     constructor raises IdentityError when they cannot be read; later, a file that becomes
     unreadable makes :meth:`verify` refuse everything until it is replaced. Parsed certificates
     are kept by their DER bytes, so verifying many batches of one node parses its certificate once.
+    The list's ``next_update`` is not enforced: the operator replaces the list on each revocation,
+    and an old list still holds every revocation it ever had.
     """
 
     CACHE_SIZE = 1024
