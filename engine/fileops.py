@@ -218,16 +218,23 @@ class AtomicFile:
     ``commit`` syncs the temporary file, renames it over ``path`` and syncs the directory, so
     a crash leaves the old file or the new one, whole. ``abort`` (or an exception inside a
     ``with`` block) deletes the temporary file. Writes are gathered in a buffer of
-    ``buffer_size`` bytes.
+    ``buffer_size`` bytes. A ``mode`` other than the default is the new file's permission bits
+    from its creation on (exactly, umask aside), so a private file (a key: 0o600) is never
+    readable by others, not even under its temporary name.
     """
 
-    def __init__(self, path: str | Path, temporary: str | Path | None = None, *, buffer_size: int = 1 << 20) -> None:
+    def __init__(self, path: str | Path, temporary: str | Path | None = None, *, buffer_size: int = 1 << 20,
+                 mode: int = 0o644) -> None:
         self.path = Path(path)
         self.temporary = Path(temporary) if temporary is not None else self.path.with_name(self.path.name + ".tmp")
         self._buffer = bytearray()
         self._buffer_size = buffer_size
         self._done = False
-        self._fd = open_fd(self.temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        self._fd = open_fd(self.temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        if mode != 0o644:
+            # Set exactly (the umask is for defaults), and a temporary file left by a crash keeps
+            # its old bits through O_TRUNC.
+            os.fchmod(self._fd, mode)
 
     def write(self, data: bytes | bytearray | memoryview) -> None:
         """Append ``data`` to the new file."""
@@ -282,9 +289,11 @@ class AtomicFile:
             self.commit()
 
 
-def write_atomically(path: str | Path, data: bytes, temporary: str | Path | None = None) -> None:
-    """Replace ``path`` with ``data`` so that a crash leaves the old file or the new one, whole."""
-    with AtomicFile(path, temporary) as handle:
+def write_atomically(path: str | Path, data: bytes, temporary: str | Path | None = None, *,
+                     mode: int = 0o644) -> None:
+    """Replace ``path`` with ``data`` so that a crash leaves the old file or the new one, whole
+    (``mode``: the new file's permission bits, see :class:`AtomicFile`)."""
+    with AtomicFile(path, temporary, mode=mode) as handle:
         handle.write(data)
 
 

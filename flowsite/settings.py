@@ -17,6 +17,7 @@ import secrets
 import sys
 from datetime import timedelta
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -39,6 +40,12 @@ ENVIRONMENT_VARIABLES = {
     "DATABASE_URL": "PostgreSQL URL, e.g. postgres://user:password@host:5432/flowsite (not read by nodes)",
     "REDIS_URL": "Redis URL for coordination, the Channels layer and the Celery broker",
     "FLOWSITE_CLUSTER": "name of the cluster of nodes the control plane talks to (default: default)",
+    "FLOWSITE_CLUSTER_PKI_DIR": "directory of the cluster's CA on the operator's machine (manage.py cluster_pki; "
+                                "default .local/pki)",
+    "FLOWSITE_NODE_CERT_FILE": "this node's certificate (PEM, issued by manage.py cluster_pki issue)",
+    "FLOWSITE_NODE_KEY_FILE": "this node's private key (PEM, mode 0600)",
+    "FLOWSITE_CLUSTER_CA_FILE": "the cluster CA's certificate (ca.pem) that nodes verify each other with",
+    "FLOWSITE_CLUSTER_CRL_FILE": "the cluster CA's revocation list (crl.pem), read again whenever it changes",
     "CELERY_BROKER_URL": "overrides the Celery broker (default: REDIS_URL, database 1)",
     "SPARK_MASTER": "Spark master for the Spark-backed processors (default local[*])",
     "SECURE_SSL_REDIRECT": "redirect plain HTTP to HTTPS in production (default true)",
@@ -101,6 +108,12 @@ def _env_bool(name: str, default: bool) -> bool:
 def _env_list(name: str, default: list[str]) -> list[str]:
     value = _env(name)
     return default if value is None else [item.strip() for item in value.split(",") if item.strip()]
+
+
+def _redis_database(url: str, database: int) -> str:
+    """``url`` naming database ``database``, its query (``rediss://`` TLS options) kept."""
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{database}"))
 
 
 FLOWSITE_ENV = _env("FLOWSITE_ENV", "development")
@@ -215,6 +228,17 @@ FLOWSITE_CLUSTER = _env("FLOWSITE_CLUSTER", "default")
 if any(ch in FLOWSITE_CLUSTER for ch in ": \t\n"):
     raise ImproperlyConfigured(f"FLOWSITE_CLUSTER={FLOWSITE_CLUSTER!r}: a cluster name has no ':' and no spaces")
 
+# Node identity (engine.cluster.identity): the operator's CA directory, and a node's certificate,
+# key, and copies of the CA certificate and revocation list. Paths, not secrets: the key file
+# itself is the secret (mode 0600).
+FLOWSITE_CLUSTER_PKI_DIR = Path(_env("FLOWSITE_CLUSTER_PKI_DIR", str(BASE_DIR / ".local" / "pki")))
+FLOWSITE_NODE_CERT_FILE = _env("FLOWSITE_NODE_CERT_FILE", "")
+FLOWSITE_NODE_KEY_FILE = _env("FLOWSITE_NODE_KEY_FILE", "")
+FLOWSITE_CLUSTER_CA_FILE = _env("FLOWSITE_CLUSTER_CA_FILE", "")
+FLOWSITE_CLUSTER_CRL_FILE = _env("FLOWSITE_CLUSTER_CRL_FILE", "")
+if bool(FLOWSITE_NODE_CERT_FILE) != bool(FLOWSITE_NODE_KEY_FILE):
+    raise ImproperlyConfigured("set both FLOWSITE_NODE_CERT_FILE and FLOWSITE_NODE_KEY_FILE, or neither")
+
 # Django's cache (DRF's throttle counts) lives in Redis, shared by every web process.
 CACHES = {
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL,
@@ -228,7 +252,7 @@ CHANNEL_LAYERS = {
     },
 }
 
-CELERY_BROKER_URL = _env("CELERY_BROKER_URL", REDIS_URL.rsplit("/", 1)[0] + "/1")
+CELERY_BROKER_URL = _env("CELERY_BROKER_URL", _redis_database(REDIS_URL, 1))
 CELERY_RESULT_BACKEND = CELERY_BROKER_URL
 CELERY_RESULT_EXPIRES = 3600
 CELERY_TASK_ACKS_LATE = True

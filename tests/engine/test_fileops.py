@@ -75,3 +75,24 @@ def test_the_hook_is_removed_after_the_block(tmp_path):
         pass
     fileops.write_atomically(tmp_path / "f", b"x")
     assert fileops.set_fault_hook(None) is None
+
+
+def test_a_private_file_is_private_from_its_creation_even_over_a_stale_temporary_file(tmp_path):
+    target = tmp_path / "node.key"
+    stale = tmp_path / "node.key.tmp"
+    stale.write_bytes(b"left by a crash")
+    stale.chmod(0o644)
+    seen = []
+
+    def hook(operation, path, size):
+        if operation == "write":
+            seen.append(os.stat(path).st_mode & 0o777)
+
+    previous = fileops.set_fault_hook(hook)
+    try:
+        fileops.write_atomically(target, b"secret", mode=0o600)
+    finally:
+        fileops.set_fault_hook(previous)
+    assert seen == [0o600]
+    assert target.stat().st_mode & 0o777 == 0o600 and target.read_bytes() == b"secret"
+    assert not stale.exists()
