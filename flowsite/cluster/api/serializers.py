@@ -82,6 +82,9 @@ class NodeStatusSerializer(serializers.Serializer):
     active_threads = serializers.IntegerField()
     queued_count = serializers.IntegerField()
     queued_bytes = serializers.IntegerField()
+    flowFilesAwaitingTransfer = serializers.IntegerField(help_text="Of the FlowFiles queued, those the node holds "
+                                                                   "for other nodes (load-balanced connections).")
+    bytesAwaitingTransfer = serializers.IntegerField(help_text="Their size in bytes.")
 
 
 class ProcessorStatusSerializer(serializers.Serializer):
@@ -112,7 +115,10 @@ class ConnectionStatusSerializer(serializers.Serializer):
     destination_id = serializers.CharField()
     queued_count = serializers.IntegerField()
     queued_bytes = serializers.IntegerField()
-    nodes = serializers.ListField(child=serializers.DictField())
+    flowFilesAwaitingTransfer = serializers.IntegerField(help_text="Of the FlowFiles queued, those held for another "
+                                                                   "node (a load-balanced connection), not yet sent.")
+    bytesAwaitingTransfer = serializers.IntegerField(help_text="Their size in bytes.")
+    nodes = serializers.ListField(child=serializers.DictField(), help_text="Each node's figures.")
 
 
 class PortStatusSerializer(serializers.Serializer):

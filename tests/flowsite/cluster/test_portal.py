@@ -8,6 +8,7 @@ import time
 
 from engine.cluster.records import Heartbeat, NodeRecord, NodeState
 from flowsite.cluster.models import Deployment
+from flowsite.cluster.status import forget_answers
 from flowsite.flows import access
 from flowsite.flows.models import Processor
 from tests.flowsite.cluster.conftest import operator, small_flow
@@ -94,3 +95,15 @@ def test_an_unreachable_cluster_is_shown_on_the_cluster_and_group_pages(tenant_a
     assert "Cluster unreachable." in text and "does not answer" in text
     assert "The nodes cannot be listed while the cluster is unreachable." in text
     assert "Cluster unreachable" in _text(portal.get(f"/groups/{tenant_a.root.pk}/"))
+
+
+def test_a_connection_row_shows_what_awaits_transfer_only_when_something_does(cluster, deployed, tenant_a, admin_a):
+    flow_a, *_ = deployed
+    n1, n2 = cluster.nodes
+    portal = logged_in(admin_a)
+    group_page = f"/groups/{tenant_a.root.pk}/"
+    assert "awaiting transfer" not in _text(portal.get(group_page))
+    n1.node.controller.queue(str(flow_a["conn"].pk)).awaiting_transfer = lambda: (10, 3072)
+    n2.node.controller.queue(str(flow_a["conn"].pk)).awaiting_transfer = lambda: (2, 1024)
+    forget_answers()
+    assert "↔ 12 (4 KB) awaiting transfer" in _text(portal.get(group_page))
