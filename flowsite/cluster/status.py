@@ -120,7 +120,8 @@ class _Aggregate:
 
     def add(self, node: str, status: dict[str, Any]) -> dict[str, int]:
         """Add one node's answer; returns the node's figures over the visible components."""
-        figures = {"active_threads": 0, "queued_count": 0, "queued_bytes": 0, **{name: 0 for name in _AWAITING.values()}}
+        figures = {"active_threads": 0, "queued_count": 0, "queued_bytes": 0,
+                   **{name: 0 for name in _AWAITING.values()}}
         for item in status.get("processors") or ():
             if item["id"] not in self.visible:
                 continue

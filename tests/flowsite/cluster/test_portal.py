@@ -111,7 +111,8 @@ def test_a_connection_row_shows_what_awaits_transfer_only_when_something_does(cl
 
 def test_an_operator_offloads_a_disconnected_node_and_removes_it_from_the_page(cluster, tenant_a, admin_a):
     _heartbeat(cluster, "n1", "")
-    cluster.client.hset(cluster.keys.nodes, "n1", NodeRecord("n1", NodeState.DISCONNECTED, "", by_operator=True).encode())
+    disconnected = NodeRecord("n1", NodeState.DISCONNECTED, "", by_operator=True)
+    cluster.client.hset(cluster.keys.nodes, "n1", disconnected.encode())
     assert "Offload" not in _text(logged_in(admin_a).get(CLUSTER)), "node actions are for operators"
     answer = logged_in(admin_a).post("/cluster/nodes/n1/offload", follow=True)
     assert "only platform operators may" in _text(answer)

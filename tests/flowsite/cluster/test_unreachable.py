@@ -14,7 +14,8 @@ from tests.flowsite.conftest import token_client
 
 @pytest.mark.parametrize("method, path", [
     ("get", "/api/v1/cluster/nodes"), ("get", "/api/v1/cluster/nodes/n1"), ("post", "/api/v1/cluster/nodes/n1/disconnect"),
-    ("post", "/api/v1/cluster/nodes/n1/offload"), ("get", "/api/v1/flow/status"), ("get", "/api/v1/process-groups/{root}/status"),
+    ("post", "/api/v1/cluster/nodes/n1/offload"),
+    ("get", "/api/v1/flow/status"), ("get", "/api/v1/process-groups/{root}/status"),
     ("post", "/api/v1/cluster/deployments"), ("post", "/api/v1/connections/{conn}/empty"),
 ])
 def test_cluster_endpoints_answer_503_and_flow_definitions_200(cluster, deployed, method, path):

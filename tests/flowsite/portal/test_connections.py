@@ -73,7 +73,8 @@ def test_the_load_balancing_choices_carry_nifis_labels(portal_a, tenant_a, pair)
     page = text(portal_a.get(f"/groups/{tenant_a.root.pk}/connections/new?source={gen.pk}"))
     for value, label in [("DO_NOT_LOAD_BALANCE", "Do not load balance"), ("ROUND_ROBIN", "Round robin"),
                          ("SINGLE_NODE", "Single node"), ("PARTITION_BY_ATTRIBUTE", "Partition by attribute"),
-                         ("DO_NOT_COMPRESS", "Do not compress"), ("COMPRESS_ATTRIBUTES_ONLY", "Compress attributes only"),
+                         ("DO_NOT_COMPRESS", "Do not compress"),
+                         ("COMPRESS_ATTRIBUTES_ONLY", "Compress attributes only"),
                          ("COMPRESS_ATTRIBUTES_AND_CONTENT", "Compress attributes and content")]:
         assert f'value="{value}"' in page and f">{label}</option>" in page
     assert 'name="partitioningAttribute"' in page and "Partitioning attribute" in page
