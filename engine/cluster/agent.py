@@ -38,7 +38,7 @@ from engine.cluster.election import ElectionSettings, cast_ballot, run_election
 from engine.cluster.inherit import inherit, local_bundle
 from engine.cluster.keys import ClusterKeys
 from engine.cluster.lease import Lease
-from engine.cluster.records import Heartbeat, NodeRecord, NodeState
+from engine.cluster.records import OPERATOR_OUT, Heartbeat, NodeRecord, NodeState
 from engine.cluster.signing import CommandSigner
 from engine.cluster.state import ClusterStateProvider
 from engine.node import StandaloneNode
@@ -193,8 +193,7 @@ class ClusterAgent:
         beat = Heartbeat(
             self.node_id, socket.gethostname(), self._started_at, now, self.fingerprint(),
             flow_version=self._flow_version(), active_threads=active, queued_count=queued, queued_bytes=queued_bytes,
-            disconnected=record is not None and record.state in (NodeState.DISCONNECTING, NodeState.DISCONNECTED)
-            and record.by_operator,
+            disconnected=record is not None and record.state in OPERATOR_OUT and record.by_operator,
             refused=self.refused, labels=list(self.node.placement.labels) if self.node.placement else [])
         self.client.set(self.keys.heartbeat(self.node_id), beat.encode(), px=int(self.config.heartbeat_ttl * 1000))
         self._last_beat = now
@@ -216,8 +215,7 @@ class ClusterAgent:
         raw = self.client.hget(self.keys.nodes, self.node_id)
         previous, self.record = self.record, NodeRecord.decode(raw) if raw else None
         record = self.record
-        if record is not None and record.by_operator and record.state in (NodeState.DISCONNECTING,
-                                                                          NodeState.DISCONNECTED):
+        if record is not None and record.by_operator and record.state in OPERATOR_OUT:
             if previous is None or previous.state != record.state:
                 log.info("node %s: %s by an operator; keeps processing its data, takes no role", self.node_id,
                          record.state.value.lower())
@@ -261,8 +259,7 @@ class ClusterAgent:
 
     def _hold_roles(self) -> None:
         record = self.record
-        out = bool(self.refused) or (record is not None and record.by_operator
-                                     and record.state in (NodeState.DISCONNECTING, NodeState.DISCONNECTED))
+        out = bool(self.refused) or (record is not None and record.by_operator and record.state in OPERATOR_OUT)
         if out:
             self._step_down_primary()
             self.primary_lease.release()
@@ -307,8 +304,7 @@ class ClusterAgent:
     def _deploy_command(self, command: Command) -> dict:
         deploy_id = str(command.args.get("deploy_id") or command.id)
         record = self.record
-        if record is not None and record.by_operator and record.state in (NodeState.DISCONNECTING,
-                                                                          NodeState.DISCONNECTED):
+        if record is not None and record.by_operator and record.state in OPERATOR_OUT:
             report = DeployReport(self.node_id, "refused", "this node is disconnected from the cluster")
         else:
             report = self._take()

@@ -10,6 +10,9 @@ Run once per heartbeat interval by the node holding the coordinator lease:
   lasts until an operator reconnects the node);
 - no heartbeat any more → DISCONNECTED ("no heartbeat for … s").
 
+An OFFLOADING or OFFLOADED node is left as it is: an operator asked for it and the node itself
+reports the end of its offload; only an operator (reconnect, remove) moves it on.
+
 Every change is written by a script that checks the coordinator lease and that the record is
 still the one the decision was made on, so an operator's request made meanwhile is never
 overwritten and a former coordinator cannot write at all.
@@ -75,6 +78,8 @@ class Coordinator:
     def _next(self, node: str, record: NodeRecord | None, beat: Heartbeat | None,
               cluster_fingerprint: str | None) -> NodeRecord | None:
         now = time.time()
+        if record is not None and record.state in (NodeState.OFFLOADING, NodeState.OFFLOADED):
+            return None
         if beat is None:
             if record is not None and record.state is not NodeState.DISCONNECTED:
                 return NodeRecord(node, NodeState.DISCONNECTED, f"no heartbeat for {self.window:g} s", now,

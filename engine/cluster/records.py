@@ -6,7 +6,12 @@
 - ``lock:<role>``: ``<node> <token>`` of the role's holder.
 
 ``ClusterView`` reads all of it at once (the control plane's list of nodes); ``request_disconnect``,
-``request_reconnect`` and ``remove_node`` are the operator's actions.
+``request_offload``, ``request_reconnect`` and ``remove_node`` are the operator's actions.
+
+Offloading (as NiFi's) empties a disconnected node before it is removed: the operator's request
+makes it OFFLOADING and sends it the ``offload`` command; the node stops its processors, sends
+every queued FlowFile to the connected nodes and sets its own record to OFFLOADED. Nothing but
+an operator (reconnect, remove) or the node itself changes an offloading or offloaded node.
 """
 
 from __future__ import annotations
@@ -19,10 +24,11 @@ from typing import Any
 
 import redis
 
+from engine.cluster.bus import CommandBus
 from engine.cluster.keys import ROLES, ClusterKeys
 
-__all__ = ["ClusterView", "Heartbeat", "NodeRecord", "NodeState", "NodeStateError", "NodeView", "read_holder",
-           "remove_node", "request_disconnect", "request_reconnect"]
+__all__ = ["OFFLOAD_COMMAND", "OPERATOR_OUT", "ClusterView", "Heartbeat", "NodeRecord", "NodeState", "NodeStateError",
+           "NodeView", "read_holder", "remove_node", "request_disconnect", "request_offload", "request_reconnect"]
 
 
 class NodeState(str, enum.Enum):
@@ -32,6 +38,14 @@ class NodeState(str, enum.Enum):
     CONNECTED = "CONNECTED"
     DISCONNECTING = "DISCONNECTING"
     DISCONNECTED = "DISCONNECTED"
+    OFFLOADING = "OFFLOADING"
+    OFFLOADED = "OFFLOADED"
+
+
+#: The states in which an operator keeps a node out of the cluster (it holds no role, takes no flow).
+OPERATOR_OUT = frozenset({NodeState.DISCONNECTING, NodeState.DISCONNECTED, NodeState.OFFLOADING, NodeState.OFFLOADED})
+#: The command that tells a node to offload (``request_offload``).
+OFFLOAD_COMMAND = "offload"
 
 
 class NodeStateError(Exception):
@@ -175,8 +189,27 @@ def request_disconnect(client: redis.Redis, keys: ClusterKeys, node: str, reason
     def change(record: NodeRecord) -> NodeRecord:
         if record.state is NodeState.DISCONNECTED:
             raise NodeStateError(f"node {node!r} is already disconnected")
+        if record.state in (NodeState.OFFLOADING, NodeState.OFFLOADED):
+            raise NodeStateError(f"node {node!r} is {record.state.value.lower()}: it is out of the cluster already; "
+                                 "reconnect or remove it")
         return NodeRecord(node, NodeState.DISCONNECTING, reason, time.time(), by_operator=True)
     return _change(client, keys, node, change)
+
+
+def request_offload(client: redis.Redis, keys: ClusterKeys, node: str, bus: CommandBus,
+                    reason: str = "offloaded by an operator") -> NodeRecord:
+    """Ask a disconnected node to hand its queued FlowFiles to the connected nodes: OFFLOADING,
+    and the ``offload`` command sent to it (signed by ``bus``); the node sets OFFLOADED when done.
+    The record says OFFLOADING even if the command does not reach the node: a node follows its record."""
+    def change(record: NodeRecord) -> NodeRecord:
+        if record.state in (NodeState.OFFLOADING, NodeState.OFFLOADED):
+            raise NodeStateError(f"node {node!r} is already {record.state.value.lower()}")
+        if record.state is not NodeState.DISCONNECTED:
+            raise NodeStateError(f"node {node!r} is {record.state.value.lower()}; disconnect it before offloading it")
+        return NodeRecord(node, NodeState.OFFLOADING, reason, time.time(), by_operator=True)
+    record = _change(client, keys, node, change)
+    bus.send([node], OFFLOAD_COMMAND, {"reason": reason})
+    return record
 
 
 def request_reconnect(client: redis.Redis, keys: ClusterKeys, node: str) -> NodeRecord:
@@ -189,9 +222,12 @@ def request_reconnect(client: redis.Redis, keys: ClusterKeys, node: str) -> Node
 
 
 def remove_node(client: redis.Redis, keys: ClusterKeys, node: str) -> None:
-    """Forget a disconnected node (refused for a node in any other state)."""
+    """Forget a disconnected or offloaded node (refused for a node in any other state)."""
     def change(record: NodeRecord) -> None:
-        if record.state is not NodeState.DISCONNECTED:
+        if record.state is NodeState.OFFLOADING:
+            raise NodeStateError(f"node {node!r} is offloading; wait until it is offloaded (or reconnect it) before "
+                                 "removing it")
+        if record.state not in (NodeState.DISCONNECTED, NodeState.OFFLOADED):
             raise NodeStateError(f"node {node!r} is {record.state.value.lower()}; disconnect it before removing it")
         return None
     _change(client, keys, node, change)

@@ -140,6 +140,13 @@ def load_flow(source: str | bytes | Path | dict[str, Any]) -> FlowDefinition:
         root = _group(document["flowContents"], "$.flowContents", "")
     else:
         root = _group(document["rootGroup"], "$.rootGroup", "")
+    problems = [FlowProblem(json_path(c.path, "partitioningAttribute"),
+                            "the PARTITION_BY_ATTRIBUTE load-balance strategy needs the name of the attribute to "
+                            "partition by")
+                for group in root.walk() for c in group.connections
+                if c.load_balance_strategy == "PARTITION_BY_ATTRIBUTE" and not c.partitioning_attribute.strip()]
+    if problems:
+        raise FlowDefinitionError(problems)
     contexts = _parameter_contexts(document.get("parameterContexts") or {})
     tenants, problems = parse_tenants(document.get("tenants"))
     if problems:

@@ -14,11 +14,16 @@ from typing import Any, Iterator
 __all__ = [
     "ComponentConfig", "ConnectionConfig", "Endpoint", "FlowDefinition", "FunnelConfig", "Parameter",
     "ParameterContextConfig", "PortConfig", "ProcessGroupConfig", "ProcessorConfig", "ServiceConfig",
-    "TenantConfig", "CONNECTABLE_TYPES",
+    "TenantConfig", "CONNECTABLE_TYPES", "LOAD_BALANCE_COMPRESSIONS", "LOAD_BALANCE_STRATEGIES",
 ]
 
 #: Endpoint types a connection may join.
 CONNECTABLE_TYPES = ("PROCESSOR", "FUNNEL", "INPUT_PORT", "OUTPUT_PORT")
+#: How a connection spreads its FlowFiles over the cluster's nodes (NiFi's ``LoadBalanceStrategy``);
+#: the first is the default. PARTITION_BY_ATTRIBUTE needs ``partitioningAttribute``.
+LOAD_BALANCE_STRATEGIES = ("DO_NOT_LOAD_BALANCE", "ROUND_ROBIN", "SINGLE_NODE", "PARTITION_BY_ATTRIBUTE")
+#: What a load-balanced connection compresses on the wire (NiFi's ``LoadBalanceCompression``).
+LOAD_BALANCE_COMPRESSIONS = ("DO_NOT_COMPRESS", "COMPRESS_ATTRIBUTES_ONLY", "COMPRESS_ATTRIBUTES_AND_CONTENT")
 
 
 @dataclass

@@ -43,7 +43,9 @@ class PortStatus:
 
 @dataclass
 class ConnectionStatus:
-    """A connection's queue: what waits (swapped included), what sessions hold, and its limits."""
+    """A connection's queue: what waits (swapped included), what sessions hold, and its limits.
+    ``awaiting_transfer_*`` is the part of the queued figures held for other nodes by a
+    load-balanced connection (zero for a connection that is not load balanced)."""
 
     id: str
     name: str
@@ -62,6 +64,8 @@ class ConnectionStatus:
     back_pressure_object_threshold: int
     back_pressure_data_size_threshold: int
     full: bool
+    awaiting_transfer_count: int = 0
+    awaiting_transfer_bytes: int = 0
 
 
 @dataclass

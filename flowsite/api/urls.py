@@ -53,6 +53,7 @@ urlpatterns = [
     path("cluster/nodes/<str:node>", cluster.NodeDetail.as_view(), name="cluster-node"),
     path("cluster/nodes/<str:node>/disconnect", cluster.NodeDisconnect.as_view(), name="cluster-node-disconnect"),
     path("cluster/nodes/<str:node>/reconnect", cluster.NodeReconnect.as_view(), name="cluster-node-reconnect"),
+    path("cluster/nodes/<str:node>/offload", cluster.NodeOffload.as_view(), name="cluster-node-offload"),
     path("cluster/deployments", cluster.DeploymentList.as_view(), name="cluster-deployments"),
     path("cluster/deployments/<str:deploy_id>", cluster.DeploymentDetail.as_view(), name="cluster-deployment"),
     path("flow/status", cluster.FlowStatus.as_view(), name="flow-status"),

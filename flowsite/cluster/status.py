@@ -7,6 +7,8 @@ is filtered from the cached answers on every request. Component identifiers in t
 are the control plane's instance ids (``Component`` primary keys), so a node's figures are
 matched to components by id: a component of another tenant, or one the user may not view, never
 appears. Per node, the queued and active-thread figures are summed over those same components.
+A load-balanced connection's figures say apart how much of what it queues awaits transfer to
+another node (``flowFilesAwaitingTransfer``, ``bytesAwaitingTransfer``), per node and summed.
 A node whose answer lists every one of the user's tenants' root groups in ``elsewhere`` (they are
 placed on other nodes, ``engine.cluster.placement``) runs none of them and is left out.
 """
@@ -18,6 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+import redis
 from django.db.models import Q
 
 from engine.cluster.bus import Reply
@@ -28,8 +31,8 @@ from flowsite.flows.definition import subtree_ids
 from flowsite.flows.models import Component, ProcessGroup
 from flowsite.flows.tenants import root_group
 
-__all__ = ["CACHE_SECONDS", "STATUS_TIMEOUT", "NodeAnswers", "ask_nodes", "cluster_status", "forget_answers",
-           "tenant_node_figures", "visible_components"]
+__all__ = ["CACHE_SECONDS", "STATUS_TIMEOUT", "NodeAnswers", "ask_nodes", "awaiting_transfer", "cluster_status",
+           "forget_answers", "tenant_node_figures", "visible_components"]
 
 #: How long the nodes may take to answer a status request, in seconds.
 STATUS_TIMEOUT = 3.0
@@ -41,6 +44,8 @@ _RUN_STATUS_ORDER = ("Running", "Stopping", "Invalid", "Stopped", "Disabled")
 _GROUP_FIGURES = ("queued_count", "queued_bytes", "active_threads", "running", "stopped", "invalid", "disabled",
                   "flowfiles_in", "bytes_in", "flowfiles_out", "bytes_out")
 _WINDOW_FIGURES = ("flowfiles_in", "bytes_in", "flowfiles_out", "bytes_out")
+#: The part of a connection's queued figures held for other nodes: the engine's name → the API's.
+_AWAITING = {"awaiting_transfer_count": "flowFilesAwaitingTransfer", "awaiting_transfer_bytes": "bytesAwaitingTransfer"}
 
 
 @dataclass(frozen=True)
@@ -115,7 +120,8 @@ class _Aggregate:
 
     def add(self, node: str, status: dict[str, Any]) -> dict[str, int]:
         """Add one node's answer; returns the node's figures over the visible components."""
-        figures = {"active_threads": 0, "queued_count": 0, "queued_bytes": 0}
+        figures = {"active_threads": 0, "queued_count": 0, "queued_bytes": 0,
+                   **{name: 0 for name in _AWAITING.values()}}
         for item in status.get("processors") or ():
             if item["id"] not in self.visible:
                 continue
@@ -138,13 +144,18 @@ class _Aggregate:
                 continue
             entry = self.connections.setdefault(item["id"], {
                 "id": item["id"], "name": item["name"], "group_id": item["group_id"], "source_id": item["source_id"],
-                "destination_id": item["destination_id"], "queued_count": 0, "queued_bytes": 0, "nodes": []})
+                "destination_id": item["destination_id"], "queued_count": 0, "queued_bytes": 0,
+                **{name: 0 for name in _AWAITING.values()}, "nodes": []})
+            awaiting = {name: int(item.get(engine_name) or 0) for engine_name, name in _AWAITING.items()}
             entry["queued_count"] += item["queued_count"]
             entry["queued_bytes"] += item["queued_bytes"]
             entry["nodes"].append({"node": node, "queued_count": item["queued_count"],
-                                   "queued_bytes": item["queued_bytes"], "full": item["full"]})
+                                   "queued_bytes": item["queued_bytes"], **awaiting, "full": item["full"]})
             figures["queued_count"] += item["queued_count"]
             figures["queued_bytes"] += item["queued_bytes"]
+            for name, value in awaiting.items():
+                entry[name] += value
+                figures[name] += value
         for item in status.get("ports") or ():
             if item["id"] not in self.visible:
                 continue
@@ -182,7 +193,7 @@ def cluster_status(user, tenants: Iterable, within: ProcessGroup | None = None) 
             continue
         entry: dict[str, Any] = {"node": node, "ok": reply.ok, "timed_out": reply.timed_out, "error": reply.error,
                                  "uptime_seconds": None, "is_primary": None, "active_threads": 0,
-                                 "queued_count": 0, "queued_bytes": 0}
+                                 "queued_count": 0, "queued_bytes": 0, **{name: 0 for name in _AWAITING.values()}}
         if reply.ok and isinstance(reply.result, dict):
             entry.update(aggregate.add(node, reply.result))
             figures = reply.result.get("node") or {}
@@ -211,3 +222,16 @@ def tenant_node_figures(tenants: Iterable) -> dict[str, dict[str, int]]:
     ids = {str(pk) for pk in Component.objects.filter(tenant__in=list(tenants)).values_list("pk", flat=True)}
     return {node: _Aggregate(ids).add(node, reply.result) for node, reply in answers.replies.items()
             if reply.ok and isinstance(reply.result, dict)}
+
+
+def awaiting_transfer(user, group: ProcessGroup) -> dict[str, tuple[int, int]]:
+    """FlowFiles and bytes awaiting transfer to another node, over every connected node, for each
+    connection directly in ``group`` that ``user`` may view and that holds any; empty when the
+    cluster cannot be asked (the portal then shows no indicator rather than failing)."""
+    try:
+        answer = cluster_status(user, [group.tenant], within=group)
+    except redis.RedisError:
+        return {}
+    return {item["id"]: (item["flowFilesAwaitingTransfer"], item["bytesAwaitingTransfer"])
+            for item in answer["connections"]
+            if item["group_id"] == str(group.pk) and item["flowFilesAwaitingTransfer"]}

@@ -31,6 +31,8 @@ urlpatterns = [
     path("cluster/deploy", cluster.deploy, name="cluster-deploy"),
     path("cluster/nodes/<str:node>/disconnect", cluster.disconnect, name="cluster-disconnect"),
     path("cluster/nodes/<str:node>/reconnect", cluster.reconnect, name="cluster-reconnect"),
+    path("cluster/nodes/<str:node>/offload", cluster.offload, name="cluster-offload"),
+    path("cluster/nodes/<str:node>/remove", cluster.remove, name="cluster-remove"),
 
     path("tokens/", tokens.index, name="tokens"),
     path("tokens/<uuid:pk>/revoke", tokens.revoke, name="token-revoke"),

@@ -1,6 +1,6 @@
-"""scripts/up runs the platform (web, node, jobs) against the servers it is given, with the
-demo tenant and its flow deployed to the node as the portal deploys it; scripts/down stops it. Run
-as a user would, in a scratch .local folder."""
+"""scripts/up runs the platform (web, nodes, jobs) against the servers it is given, with the
+demo tenant and its flow deployed to the nodes as the portal deploys it; scripts/down stops it. Run
+as a user would, in a scratch .local folder, with two nodes (``--nodes 2``)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,10 @@ from pathlib import Path
 
 import psycopg
 import pytest
+import redis
+
+from engine.cluster.keys import ClusterKeys
+from engine.cluster.records import ClusterView
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -49,6 +53,7 @@ def _get(url: str, token: str | None = None):
 def test_up_runs_the_platform_and_down_stops_it(scratch_database, redis_server, tmp_path):
     port = _free_port()
     local = tmp_path / "local"
+    nodes = ["node-1", "node-2"]
     # A Redis of its own: the node joins the cluster there, and a cluster flow left by another
     # test would be the flow it inherits.
     env = {**os.environ, "DATABASE_URL": scratch_database, "REDIS_URL": f"redis://127.0.0.1:{redis_server.port}/0",
@@ -58,7 +63,7 @@ def test_up_runs_the_platform_and_down_stops_it(scratch_database, redis_server, 
     (local / "secrets.env").write_text("SECRET_KEY=a-test-secret-key-that-is-long-enough-for-django-checks\n"
                                        "FLOWSITE_SENSITIVE_KEY=a-test-sensitive-key\n"
                                        "FLOWSITE_DEMO_PASSWORD=-starts-with-a-dash\n")
-    up = subprocess.run(["scripts/up"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    up = subprocess.run(["scripts/up", "--nodes", "2"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     try:
         assert up.returncode == 0, up.stdout + up.stderr
         assert f"http://127.0.0.1:{port}/" in up.stdout
@@ -89,7 +94,16 @@ def test_up_runs_the_platform_and_down_stops_it(scratch_database, redis_server, 
             time.sleep(0.2)
         assert sorted(p.name for p in output.glob("hello-*.txt")) == ["hello-1.txt", "hello-2.txt", "hello-3.txt"]
 
-        # The portal and the node agree: deployed, and what the design says RUNNING runs on node-1.
+        # Both nodes joined the one cluster.
+        cluster = redis.Redis(host="127.0.0.1", port=redis_server.port)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and ClusterView(cluster, ClusterKeys("default")).connected() != nodes:
+            time.sleep(0.5)
+        assert ClusterView(cluster, ClusterKeys("default")).connected() == nodes
+        cluster.close()
+        time.sleep(1.5)  # the web tier's cached status answers (1 s) predate node-2
+
+        # The portal and the nodes agree: deployed, and what the design says RUNNING runs on both nodes.
         status, body = _get(f"http://127.0.0.1:{port}/api/v1/cluster/deployments", token)
         deployments = json.loads(body)
         deployments = deployments.get("results", deployments) if isinstance(deployments, dict) else deployments
@@ -98,25 +112,43 @@ def test_up_runs_the_platform_and_down_stops_it(scratch_database, redis_server, 
         processors = json.loads(body)["processors"]
         assert len(processors) == 4
         assert {(p["run_status"], tuple(n["node"] for n in p["nodes"])) for p in processors} == \
-            {("Running", ("node-1",))}
+            {("Running", tuple(nodes))}
         status, body = _get(f"http://127.0.0.1:{port}/api/v1/process-groups/{tenants[0]['rootGroupId']}"
                             "/process-groups", token)
         group = json.loads(body)["results"][0]
         status, body = _get(f"http://127.0.0.1:{port}/api/v1/process-groups/{group['id']}/processors", token)
         assert {p["state"] for p in json.loads(body)["results"]} == {"RUNNING"}
-        node_flow = gzip.decompress((local / "nodes" / "node-1" / "flow.json.gz").read_bytes())
-        assert "demo" in json.loads(node_flow)["tenants"], "node-1 runs the cluster's flow, not a file"
-        for name in ("web", "node-1", "jobs"):
+        for name in ("web", "jobs", *nodes):
             assert (local / "run" / f"{name}.pid").exists()
-        node_pid = (local / "run" / "node-1.pid").read_text().strip()
-        node_environment = dict(entry.split(b"=", 1) for entry in Path(f"/proc/{node_pid}/environ").read_bytes()
-                                .split(b"\0") if b"=" in entry)
-        assert not {b"SECRET_KEY", b"DATABASE_URL", b"FLOWSITE_DEMO_PASSWORD"} & set(node_environment), \
-            "the node holds neither Django's key, the database nor the demo password"
-        assert {b"FLOWSITE_SENSITIVE_KEY", b"FLOWSITE_CLUSTER_KEY", b"REDIS_URL"} <= set(node_environment)
+        pids = set()
+        for node in nodes:
+            node_flow = gzip.decompress((local / "nodes" / node / "flow.json.gz").read_bytes())
+            assert "demo" in json.loads(node_flow)["tenants"], f"{node} runs the cluster's flow, not a file"
+            node_pid = (local / "run" / f"{node}.pid").read_text().strip()
+            pids.add(node_pid)
+            node_environment = dict(entry.split(b"=", 1) for entry in Path(f"/proc/{node_pid}/environ").read_bytes()
+                                    .split(b"\0") if b"=" in entry)
+            assert not {b"SECRET_KEY", b"DATABASE_URL", b"FLOWSITE_DEMO_PASSWORD"} & set(node_environment), \
+                "a node holds neither Django's key, the database nor the demo password"
+            assert {b"FLOWSITE_SENSITIVE_KEY", b"FLOWSITE_CLUSTER_KEY", b"REDIS_URL"} <= set(node_environment)
+        assert len(pids) == 2, "one process per node"
     finally:
         down = subprocess.run(["scripts/down"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
     assert down.returncode == 0, down.stdout + down.stderr
     assert not list((local / "run").glob("*.pid"))
     with pytest.raises(OSError):
         _get(f"http://127.0.0.1:{port}/healthz")
+
+
+def test_the_node_count_defaults_to_one_per_core_at_most_four():
+    def count(*args, **env):
+        script = "source scripts/lib/nodes.sh; node_count " + " ".join(args)
+        environment = {k: v for k, v in os.environ.items() if k != "FLOWSITE_NODES"} | env
+        return subprocess.run(["bash", "-c", script], cwd=REPO, env=environment, capture_output=True, text=True)
+    assert count().stdout.strip() == str(min(len(os.sched_getaffinity(0)), 4))  # nproc counts the usable cores
+    assert count("3").stdout.strip() == "3" and count(FLOWSITE_NODES="6").stdout.strip() == "6"
+    assert count("2", FLOWSITE_NODES="6").stdout.strip() == "2", "--nodes wins over the environment"
+    refused = count("0")
+    assert refused.returncode == 2 and "must be a whole number from 1 up, not '0'" in refused.stderr
+    up = subprocess.run(["scripts/up", "--nodes", "many"], cwd=REPO, capture_output=True, text=True, timeout=30)
+    assert up.returncode == 2 and "not 'many'" in up.stderr and "nothing was started" in up.stderr

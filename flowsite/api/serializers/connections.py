@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from engine.flow.model import LOAD_BALANCE_COMPRESSIONS, LOAD_BALANCE_STRATEGIES
 from engine.queue import UnknownPrioritizerError, resolve_prioritizer
 from flowsite.api.serializers.common import ComponentSerializer, data_size_field, duration_field
 from flowsite.api.serializers.processors import processor_class
 from flowsite.flows.models import Component, Connection, Kind, Processor
 
-LOAD_BALANCE_STRATEGIES = ["DO_NOT_LOAD_BALANCE", "ROUND_ROBIN", "SINGLE_NODE", "PARTITION_BY_ATTRIBUTE"]
-LOAD_BALANCE_COMPRESSIONS = ["DO_NOT_COMPRESS", "COMPRESS_ATTRIBUTES_ONLY", "COMPRESS_ATTRIBUTES_AND_CONTENT"]
 CONNECTABLE_KINDS = (Kind.PROCESSOR, Kind.FUNNEL, Kind.INPUT_PORT, Kind.OUTPUT_PORT)
 
 
@@ -54,6 +53,12 @@ def _endpoint_problem(group, component: Component, end: str) -> str | None:
             "or an input port of a group inside it")
 
 
+def _choice(values, help_text: str, source: str) -> serializers.ChoiceField:
+    """An optional upper-case choice whose refusal names the values allowed."""
+    return serializers.ChoiceField(list(values), required=False, source=source, help_text=help_text, error_messages={
+        "invalid_choice": f"{{input!r}} is not one of {', '.join(values)}"})
+
+
 class ConnectionSerializer(ComponentSerializer):
     """A connection and its queue's settings."""
 
@@ -69,12 +74,13 @@ class ConnectionSerializer(ComponentSerializer):
     flowFileExpiration = duration_field("Age past which queued FlowFiles expire (0 sec: never).", required=False,
                                         source="flowfile_expiration")
     prioritizers = serializers.ListField(child=serializers.CharField(max_length=300), required=False, max_length=10)
-    loadBalanceStrategy = serializers.ChoiceField(LOAD_BALANCE_STRATEGIES, required=False,
-                                                  source="load_balance_strategy")
+    loadBalanceStrategy = _choice(LOAD_BALANCE_STRATEGIES, "How the queue spreads FlowFiles over the cluster's "
+                                  "nodes (DO_NOT_LOAD_BALANCE).", "load_balance_strategy")
     partitioningAttribute = serializers.CharField(max_length=200, required=False, allow_blank=True,
-                                                  source="partitioning_attribute")
-    loadBalanceCompression = serializers.ChoiceField(LOAD_BALANCE_COMPRESSIONS, required=False,
-                                                     source="load_balance_compression")
+                                                  source="partitioning_attribute",
+                                                  help_text="The attribute PARTITION_BY_ATTRIBUTE partitions by.")
+    loadBalanceCompression = _choice(LOAD_BALANCE_COMPRESSIONS, "What load balancing compresses on the wire "
+                                     "(DO_NOT_COMPRESS).", "load_balance_compression")
 
     def get_availableRelationships(self, connection) -> list[str]:
         return _relationships(connection.source) or []
@@ -135,7 +141,8 @@ class ConnectionSerializer(ComponentSerializer):
         attribute = attrs.get("partitioning_attribute", getattr(self.instance, "partitioning_attribute", ""))
         if strategy == "PARTITION_BY_ATTRIBUTE" and not attribute:
             raise serializers.ValidationError({"partitioningAttribute": "partitioning by attribute needs the "
-                                                                       "attribute's name"})
+                                                                       "attribute's name (the PARTITION_BY_ATTRIBUTE "
+                                                                       "strategy)"})
         return attrs
 
     def create(self, validated_data):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from engine.cluster.records import NodeState
 from flowsite.api.serializers.processors import ProcessorSerializer
 from flowsite.cluster.models import Deployment
 from flowsite.cluster.visibility import version_for
@@ -34,7 +35,9 @@ class NodeSerializer(serializers.Serializer):
     """A node of the cluster."""
 
     node = serializers.CharField()
-    state = serializers.ChoiceField(["CONNECTING", "CONNECTED", "DISCONNECTING", "DISCONNECTED"])
+    state = serializers.ChoiceField([state.value for state in NodeState],
+                                    help_text="NiFi's node states: OFFLOADING while a disconnected node sends its "
+                                              "queued FlowFiles to the others, OFFLOADED when it holds none.")
     reason = serializers.CharField(allow_blank=True, help_text="Why the node is in its state (platform operators "
                                                               "only; empty for tenant users).")
     changed_at = serializers.FloatField()
@@ -82,6 +85,9 @@ class NodeStatusSerializer(serializers.Serializer):
     active_threads = serializers.IntegerField()
     queued_count = serializers.IntegerField()
     queued_bytes = serializers.IntegerField()
+    flowFilesAwaitingTransfer = serializers.IntegerField(help_text="Of the FlowFiles queued, those the node holds "
+                                                                   "for other nodes (load-balanced connections).")
+    bytesAwaitingTransfer = serializers.IntegerField(help_text="Their size in bytes.")
 
 
 class ProcessorStatusSerializer(serializers.Serializer):
@@ -112,7 +118,10 @@ class ConnectionStatusSerializer(serializers.Serializer):
     destination_id = serializers.CharField()
     queued_count = serializers.IntegerField()
     queued_bytes = serializers.IntegerField()
-    nodes = serializers.ListField(child=serializers.DictField())
+    flowFilesAwaitingTransfer = serializers.IntegerField(help_text="Of the FlowFiles queued, those held for another "
+                                                                   "node (a load-balanced connection), not yet sent.")
+    bytesAwaitingTransfer = serializers.IntegerField(help_text="Their size in bytes.")
+    nodes = serializers.ListField(child=serializers.DictField(), help_text="Each node's figures.")
 
 
 class PortStatusSerializer(serializers.Serializer):

@@ -19,7 +19,8 @@ from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 
 from engine.cluster.cluster_flow import read_reports
-from engine.cluster.records import ClusterView, NodeStateError, remove_node, request_disconnect, request_reconnect
+from engine.cluster.records import (ClusterView, NodeStateError, remove_node, request_disconnect, request_offload,
+                                   request_reconnect)
 from flowsite.api.errors import Conflict
 from flowsite.api.lookup import component_or_404, require_global, tenant_or_404, tenants_of
 from flowsite.cluster import commands, deploy, status as federated
@@ -106,7 +107,7 @@ class _NodeEndpoint(ClusterEndpoint):
 
 
 class NodeDetail(_NodeEndpoint):
-    """One node; DELETE (platform operators only) forgets a disconnected node."""
+    """One node; DELETE (platform operators only) forgets a disconnected or offloaded node."""
 
     def get(self, request, node):
         sight = ClusterSight(request.user, tenants_of(request).order_by("slug"))
@@ -148,8 +149,18 @@ class NodeDisconnect(_NodeAction):
                            f"disconnected by {self.request.user.get_username()}")
 
 
+class NodeOffload(_NodeAction):
+    """Ask a disconnected node to offload (platform operators only): OFFLOADING at once; the node
+    stops its processors, sends every queued FlowFile to the connected nodes, then reports
+    OFFLOADED, after which it can be removed with nothing left on it."""
+
+    def change_node(self, node: str) -> None:
+        request_offload(cluster_redis.client(), cluster_redis.keys(), node, cluster_redis.bus(),
+                        f"offloaded by {self.request.user.get_username()}")
+
+
 class NodeReconnect(_NodeAction):
-    """Let a disconnected node connect again (platform operators only)."""
+    """Let a disconnected, offloading or offloaded node connect again (platform operators only)."""
 
     def change_node(self, node: str) -> None:
         request_reconnect(cluster_redis.client(), cluster_redis.keys(), node)

@@ -1,4 +1,4 @@
-"""The cluster page: the nodes (platform operators disconnect and reconnect them), the tenant's
+"""The cluster page: the nodes (platform operators disconnect, offload, reconnect and remove them), the tenant's
 deployments (deploy the design or a version) and each node's report on the latest one. A tenant
 user sees of the nodes only the session tenant's figures (``flowsite.cluster.visibility``)."""
 
@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 from rest_framework import exceptions
 
 from engine.cluster.cluster_flow import read_reports
-from engine.cluster.records import NodeStateError, request_disconnect, request_reconnect
+from engine.cluster.records import NodeStateError, remove_node, request_disconnect, request_offload, request_reconnect
 from flowsite.api.lookup import access_for
 from flowsite.cluster import deploy as deployments
 from flowsite.cluster import redis as cluster_redis
@@ -89,6 +89,22 @@ def disconnect(request, node):
 def reconnect(request, node):
     """Let a disconnected node connect again."""
     return _node_action(request, node, request_reconnect, "reconnection requested")
+
+
+@login_required
+@require_POST
+def offload(request, node):
+    """Ask a disconnected node to send its queued FlowFiles to the connected nodes."""
+    return _node_action(request, node, lambda client, keys, name: request_offload(
+        client, keys, name, cluster_redis.bus(), f"offloaded by {request.user.get_username()}"),
+        "offload requested; remove it once it is offloaded")
+
+
+@login_required
+@require_POST
+def remove(request, node):
+    """Forget a disconnected or offloaded node."""
+    return _node_action(request, node, remove_node, "removed from the cluster")
 
 
 @login_required

@@ -8,10 +8,13 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from engine.units import format_data_size
+
 from flowsite.api.serializers.connections import ConnectionSerializer
 from flowsite.api.serializers.groups import FunnelSerializer, PortSerializer, ProcessGroupSerializer
 from flowsite.api.serializers.processors import ProcessorSerializer
 from flowsite.cluster.indicator import indicator
+from flowsite.cluster.status import awaiting_transfer
 from flowsite.flows import access as policies
 from flowsite.flows.models import Connection, Funnel, Kind, Port, ProcessGroup, Processor
 from flowsite.portal import editing
@@ -35,18 +38,31 @@ def _listing(request, group: ProcessGroup, model, serializer_class, **filters) -
     return serializer_class(found, many=True, context={"request": request, "group": group}).data
 
 
+def _connection_rows(request, group: ProcessGroup, cluster_reachable: bool) -> list[dict]:
+    """The group's connections, each with ``awaitingTransfer`` (the seed's indicator: how many
+    FlowFiles wait to go to another node, so a queue whose destination seems idle is explained)
+    when the nodes hold any for it."""
+    rows = [dict(row) for row in _listing(request, group, Connection, ConnectionSerializer)]
+    awaiting = awaiting_transfer(request.user, group) if rows and cluster_reachable else {}
+    for row in rows:
+        count, size = awaiting.get(row["id"], (0, 0))
+        row["awaitingTransfer"] = f"↔ {count:,} ({format_data_size(size)}) awaiting transfer" if count else ""
+    return rows
+
+
 def render_group(request, group: ProcessGroup, status: int = 200, **extra):
     """The page of ``group``; ``extra`` adds to its context (a form sent back with errors)."""
+    cluster = indicator(group.tenant)
     context = {
         "group": group, "breadcrumb": breadcrumb(request, group),
         "can_modify": access(request, group).can(group, policies.MODIFY),
         "groups": _listing(request, group, ProcessGroup, ProcessGroupSerializer),
         "processors": _listing(request, group, Processor, ProcessorSerializer),
-        "connections": _listing(request, group, Connection, ConnectionSerializer),
+        "connections": _connection_rows(request, group, cluster.state not in ("unreachable", "undeployed")),
         "funnels": _listing(request, group, Funnel, FunnelSerializer),
         "input_ports": _listing(request, group, Port, PortSerializer, kind=Kind.INPUT_PORT),
         "output_ports": _listing(request, group, Port, PortSerializer, kind=Kind.OUTPUT_PORT),
-        "indicator": indicator(group.tenant),
+        "indicator": cluster,
         **extra,
     }
     return render(request, "portal/group.html", context, status=status)

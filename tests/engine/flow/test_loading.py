@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from engine.flow import FlowDefinitionError, check_flow, load_and_check, load_flow
+from engine.flow import SCHEMA_PATH, FlowDefinitionError, check_flow, load_and_check, load_flow
+from engine.flow.model import LOAD_BALANCE_COMPRESSIONS, LOAD_BALANCE_STRATEGIES
 from engine.flow.parameters import ParameterResolver, substitute
 from engine.node import save_flow
 from engine.testing.flows import connection, flow, group, processor, service
@@ -225,3 +226,49 @@ def test_checks_of_the_nodes_own_files_are_skipped_away_from_the_node(tmp_path):
     on_node = [p.message for p in check_flow(load_flow(document))]
     assert on_node == [f"'Input Directory' directory {missing!r} does not exist"]
     assert check_flow(load_flow(document), node_local=False) == []
+
+
+def _balanced(**fields) -> dict:
+    return flow(processors=[processor("gen", "GenerateFlowFile"),
+                            processor("put", "PutFile", {"Directory": "out"}, auto_terminate=["success", "failure"])],
+                connections=[connection("c1", "gen", "put", **fields)])
+
+
+@pytest.mark.parametrize("strategy", ["DO_NOT_LOAD_BALANCE", "ROUND_ROBIN", "SINGLE_NODE", "PARTITION_BY_ATTRIBUTE"])
+@pytest.mark.parametrize("compression", ["DO_NOT_COMPRESS", "COMPRESS_ATTRIBUTES_ONLY",
+                                         "COMPRESS_ATTRIBUTES_AND_CONTENT"])
+def test_every_load_balance_strategy_and_compression_loads(strategy, compression):
+    definition = load_flow(_balanced(loadBalanceStrategy=strategy, partitioningAttribute="customer",
+                                     loadBalanceCompression=compression))
+    (conn,) = definition.connections()
+    assert (conn.load_balance_strategy, conn.partitioning_attribute, conn.load_balance_compression) == (
+        strategy, "customer", compression)
+
+
+def test_load_balancing_defaults_to_none():
+    (conn,) = load_flow(_balanced()).connections()
+    assert (conn.load_balance_strategy, conn.load_balance_compression) == ("DO_NOT_LOAD_BALANCE", "DO_NOT_COMPRESS")
+
+
+@pytest.mark.parametrize("attribute", [None, "", "   "])
+def test_partition_by_attribute_needs_the_attribute(attribute):
+    fields = {"loadBalanceStrategy": "PARTITION_BY_ATTRIBUTE"}
+    if attribute is not None:
+        fields["partitioningAttribute"] = attribute
+    assert problems_of(_balanced(**fields)) == {"$.flowContents.connections[0].partitioningAttribute": (
+        "the PARTITION_BY_ATTRIBUTE load-balance strategy needs the name of the attribute to partition by")}
+
+
+def test_unknown_load_balance_values_name_the_allowed_ones():
+    found = problems_of(_balanced(loadBalanceStrategy="SOMETIMES", loadBalanceCompression="ZIP"))
+    assert found == {
+        "$.flowContents.connections[0].loadBalanceStrategy":
+            "'SOMETIMES' is not one of DO_NOT_LOAD_BALANCE, ROUND_ROBIN, SINGLE_NODE, PARTITION_BY_ATTRIBUTE",
+        "$.flowContents.connections[0].loadBalanceCompression":
+            "'ZIP' is not one of DO_NOT_COMPRESS, COMPRESS_ATTRIBUTES_ONLY, COMPRESS_ATTRIBUTES_AND_CONTENT"}
+
+
+def test_the_schema_allows_the_models_values_and_no_other():
+    properties = json.loads(SCHEMA_PATH.read_text())["$defs"]["connection"]["properties"]
+    assert tuple(properties["loadBalanceStrategy"]["enum"]) == LOAD_BALANCE_STRATEGIES
+    assert tuple(properties["loadBalanceCompression"]["enum"]) == LOAD_BALANCE_COMPRESSIONS

@@ -189,6 +189,22 @@ def test_status_counts_queues_processors_and_groups(make_controller):
     assert status.as_dict()["node"]["queued_count"] == 5
 
 
+def test_status_says_apart_what_awaits_transfer_to_other_nodes(make_controller):
+    document = flow(processors=[processor("src", "Tick", {"Emit": "true"}, state="ENABLED"),
+                                processor("dst", "Pass", state="ENABLED", auto_terminate=["success"])],
+                    connections=[connection("q", "src", "dst")])
+    controller = make_controller(document)
+    seed(controller, "q", 4)
+    (queue,) = controller.status().connections
+    assert (queue.awaiting_transfer_count, queue.awaiting_transfer_bytes) == (0, 0), "not load balanced: none"
+    # A load-balanced connection's queue (engine.balance's PartitionedQueue) tells what its remote partitions hold.
+    controller.queue("q").awaiting_transfer = lambda: (3, 300)
+    status = controller.status()
+    (queue,) = status.connections
+    assert (queue.queued_count, queue.awaiting_transfer_count, queue.awaiting_transfer_bytes) == (4, 3, 300)
+    assert status.as_dict()["connections"][0]["awaiting_transfer_count"] == 3
+
+
 class NeedsGreeter(Tick):
     """A Tick that references a Greeter service."""
 

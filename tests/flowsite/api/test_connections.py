@@ -102,6 +102,59 @@ def test_invalid_queue_settings_are_400(post, fields, path):
     assert list(problems_by_path(refused)) == [path]
 
 
+@pytest.mark.parametrize("strategy", ["DO_NOT_LOAD_BALANCE", "ROUND_ROBIN", "SINGLE_NODE", "PARTITION_BY_ATTRIBUTE"])
+@pytest.mark.parametrize("compression", ["DO_NOT_COMPRESS", "COMPRESS_ATTRIBUTES_ONLY",
+                                         "COMPRESS_ATTRIBUTES_AND_CONTENT"])
+def test_every_load_balance_strategy_and_compression_is_created_and_updated(api_a, post, strategy, compression):
+    created = post("spare", "funnel", loadBalanceStrategy=strategy, partitioningAttribute="customer",
+                   loadBalanceCompression=compression)
+    assert created.status_code == 201, created.content
+    body = created.json()
+    assert (body["loadBalanceStrategy"], body["partitioningAttribute"], body["loadBalanceCompression"]) == (
+        strategy, "customer", compression)
+    stored = Connection.objects.get(pk=body["id"])
+    assert (stored.load_balance_strategy, stored.load_balance_compression) == (strategy, compression)
+    updated = api_a.put(f"{API}connections/{body['id']}", {
+        "revision": body["revision"], "loadBalanceStrategy": "ROUND_ROBIN",
+        "loadBalanceCompression": "COMPRESS_ATTRIBUTES_AND_CONTENT"}, format="json")
+    assert updated.status_code == 200, updated.content
+    stored.refresh_from_db()
+    assert (stored.load_balance_strategy, stored.load_balance_compression) == (
+        "ROUND_ROBIN", "COMPRESS_ATTRIBUTES_AND_CONTENT")
+
+
+def test_load_balancing_defaults_to_none(post):
+    body = post("spare", "funnel").json()
+    assert (body["loadBalanceStrategy"], body["partitioningAttribute"], body["loadBalanceCompression"]) == (
+        "DO_NOT_LOAD_BALANCE", "", "DO_NOT_COMPRESS")
+
+
+@pytest.mark.parametrize("fields, path, message", [
+    ({"loadBalanceStrategy": "SOMETIMES"}, "$.loadBalanceStrategy",
+     "'SOMETIMES' is not one of DO_NOT_LOAD_BALANCE, ROUND_ROBIN, SINGLE_NODE, PARTITION_BY_ATTRIBUTE"),
+    ({"loadBalanceCompression": "ZIP"}, "$.loadBalanceCompression",
+     "'ZIP' is not one of DO_NOT_COMPRESS, COMPRESS_ATTRIBUTES_ONLY, COMPRESS_ATTRIBUTES_AND_CONTENT"),
+    ({"loadBalanceStrategy": "PARTITION_BY_ATTRIBUTE", "partitioningAttribute": "   "}, "$.partitioningAttribute",
+     "partitioning by attribute needs the attribute's name (the PARTITION_BY_ATTRIBUTE strategy)"),
+])
+def test_load_balance_refusals_say_what_is_allowed(post, fields, path, message):
+    refused = assert_error(post("spare", "funnel", **fields), 400)
+    assert problems_by_path(refused) == {path: message}
+
+
+def test_switching_to_partition_by_attribute_needs_the_attribute(api_a, flow_a):
+    url = f"{API}connections/{flow_a.conn.pk}"
+    refused = assert_error(api_a.put(url, {"revision": {"version": 0}, "loadBalanceStrategy": "PARTITION_BY_ATTRIBUTE"},
+                                     format="json"), 400)
+    assert list(problems_by_path(refused)) == ["$.partitioningAttribute"]
+    accepted = api_a.put(url, {"revision": {"version": 0}, "loadBalanceStrategy": "PARTITION_BY_ATTRIBUTE",
+                               "partitioningAttribute": "customer"}, format="json")
+    assert accepted.status_code == 200, accepted.content
+    cleared = assert_error(api_a.put(url, {"revision": accepted.json()["revision"], "partitioningAttribute": ""},
+                                     format="json"), 400)
+    assert list(problems_by_path(cleared)) == ["$.partitioningAttribute"]
+
+
 def test_queue_settings_are_kept(post):
     created = post("spare", "funnel", loadBalanceStrategy="PARTITION_BY_ATTRIBUTE", partitioningAttribute="filename",
                    prioritizers=["org.apache.nifi.prioritizer.FirstInFirstOutPrioritizer"],

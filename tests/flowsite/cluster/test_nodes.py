@@ -6,6 +6,8 @@ from __future__ import annotations
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
+import threading
+
 from engine.cluster.records import NodeRecord, NodeState
 from flowsite.flows import access
 from tests.flowsite.cluster.conftest import operator
@@ -69,7 +71,7 @@ def test_reading_needs_the_view_cluster_policy_and_actions_a_platform_operator(c
     viewer = token_client(tenant_a.member(global_policies=(access.VIEW_FLOW, access.VIEW_CLUSTER)))
     assert viewer.get(NODES).status_code == 200
     for client in (viewer, token_client(tenant_a.admin()), token_client(tenant_b.admin())):
-        for action in ("disconnect", "reconnect"):
+        for action in ("disconnect", "offload", "reconnect"):
             answer = client.post(f"{NODES}/n1/{action}")
             assert answer.status_code == 403 and "only platform operators" in answer.json()["message"]
         assert client.delete(f"{NODES}/n1").status_code == 403
@@ -94,7 +96,46 @@ def test_a_superuser_is_an_operator(cluster, db):
 def test_the_action_paths_answer_only_post(cluster, db):
     api_a = token_client(operator())
     cluster.node("n1")
-    for action in ("disconnect", "reconnect"):
+    for action in ("disconnect", "offload", "reconnect"):
         assert api_a.get(f"{NODES}/n1/{action}").status_code == 405
         assert api_a.delete(f"{NODES}/n1/{action}").status_code == 405
     assert api_a.get(f"{NODES}/n1").json()["state"] == "CONNECTED"
+
+
+def _record(cluster, node: str, state: NodeState) -> None:
+    """What the node's own agent writes (acknowledging a disconnection, finishing an offload)."""
+    cluster.client.hset(cluster.keys.nodes, node, NodeRecord(node, state, "the node's word", by_operator=True).encode())
+
+
+def test_offload_a_disconnected_node_then_remove_it(cluster, db):
+    api = token_client(operator("alice"))
+    node = cluster.node("n1")
+    offloads, arrived = [], threading.Event()
+    node.listener.register("offload", lambda command: (offloads.append(command.args), arrived.set()) and None)
+    answer = api.post(f"{NODES}/n1/offload")
+    assert answer.status_code == 409 and answer.json()["message"] == (
+        "node 'n1' is connected; disconnect it before offloading it")
+    assert api.post(f"{NODES}/n1/disconnect").status_code == 200
+    _record(cluster, "n1", NodeState.DISCONNECTED)
+    answer = api.post(f"{NODES}/n1/offload")
+    assert answer.status_code == 200, answer.json()
+    assert (answer.json()["state"], answer.json()["reason"]) == ("OFFLOADING", "offloaded by alice")
+    assert arrived.wait(5) and offloads == [{"reason": "offloaded by alice"}], "the node is sent a signed offload"
+    answer = api.post(f"{NODES}/n1/offload")
+    assert answer.status_code == 409 and answer.json()["message"] == "node 'n1' is already offloading"
+    answer = api.delete(f"{NODES}/n1")
+    assert answer.status_code == 409 and "wait until it is offloaded" in answer.json()["message"]
+    _record(cluster, "n1", NodeState.OFFLOADED)
+    assert api.get(f"{NODES}/n1").json()["state"] == "OFFLOADED"
+    assert api.delete(f"{NODES}/n1").status_code == 204
+    assert cluster.client.hget(cluster.keys.nodes, "n1") is None
+
+
+def test_an_offloaded_node_may_be_reconnected(cluster, db):
+    api = token_client(operator())
+    cluster.node("n1")
+    _record(cluster, "n1", NodeState.OFFLOADED)
+    answer = api.post(f"{NODES}/n1/disconnect")
+    assert answer.status_code == 409 and "reconnect or remove it" in answer.json()["message"]
+    answer = api.post(f"{NODES}/n1/reconnect")
+    assert answer.status_code == 200 and answer.json()["state"] == "CONNECTING"

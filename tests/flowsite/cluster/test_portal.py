@@ -8,6 +8,7 @@ import time
 
 from engine.cluster.records import Heartbeat, NodeRecord, NodeState
 from flowsite.cluster.models import Deployment
+from flowsite.cluster.status import forget_answers
 from flowsite.flows import access
 from flowsite.flows.models import Processor
 from tests.flowsite.cluster.conftest import operator, small_flow
@@ -94,3 +95,48 @@ def test_an_unreachable_cluster_is_shown_on_the_cluster_and_group_pages(tenant_a
     assert "Cluster unreachable." in text and "does not answer" in text
     assert "The nodes cannot be listed while the cluster is unreachable." in text
     assert "Cluster unreachable" in _text(portal.get(f"/groups/{tenant_a.root.pk}/"))
+
+
+def test_a_connection_row_shows_what_awaits_transfer_only_when_something_does(cluster, deployed, tenant_a, admin_a):
+    flow_a, *_ = deployed
+    n1, n2 = cluster.nodes
+    portal = logged_in(admin_a)
+    group_page = f"/groups/{tenant_a.root.pk}/"
+    assert "awaiting transfer" not in _text(portal.get(group_page))
+    n1.node.controller.queue(str(flow_a["conn"].pk)).awaiting_transfer = lambda: (10, 3072)
+    n2.node.controller.queue(str(flow_a["conn"].pk)).awaiting_transfer = lambda: (2, 1024)
+    forget_answers()
+    assert "↔ 12 (4 KB) awaiting transfer" in _text(portal.get(group_page))
+
+
+def test_an_operator_offloads_a_disconnected_node_and_removes_it_from_the_page(cluster, tenant_a, admin_a):
+    _heartbeat(cluster, "n1", "")
+    disconnected = NodeRecord("n1", NodeState.DISCONNECTED, "", by_operator=True)
+    cluster.client.hset(cluster.keys.nodes, "n1", disconnected.encode())
+    assert "Offload" not in _text(logged_in(admin_a).get(CLUSTER)), "node actions are for operators"
+    answer = logged_in(admin_a).post("/cluster/nodes/n1/offload", follow=True)
+    assert "only platform operators may" in _text(answer)
+    ops = operator()
+    tenant_a.tenant.members.add(ops)
+    portal = logged_in(ops)
+    text = _text(portal.get(CLUSTER))
+    assert "Offload" in text and "Remove" in text and "Reconnect" in text
+    text = _text(portal.post("/cluster/nodes/n1/offload", follow=True))
+    assert "Node n1: offload requested; remove it once it is offloaded." in text and "OFFLOADING" in text
+    assert "Offload" not in text.replace("offload requested", "") and "Remove" not in text
+    assert "already offloading" in _text(portal.post("/cluster/nodes/n1/offload", follow=True))
+    cluster.client.hset(cluster.keys.nodes, "n1", NodeRecord("n1", NodeState.OFFLOADED, "", by_operator=True).encode())
+    cluster.client.delete(cluster.keys.heartbeat("n1"))
+    text = _text(portal.post("/cluster/nodes/n1/remove", follow=True))
+    assert "Node n1: removed from the cluster." in text
+    assert cluster.client.hget(cluster.keys.nodes, "n1") is None
+
+
+def test_a_connected_node_cannot_be_offloaded_from_the_page(cluster, tenant_a):
+    _heartbeat(cluster, "n1", "")
+    ops = operator()
+    tenant_a.tenant.members.add(ops)
+    text = _text(logged_in(ops).get(CLUSTER))
+    assert "Offload" not in text and "Remove" not in text
+    text = _text(logged_in(ops).post("/cluster/nodes/n1/offload", follow=True))
+    assert "node 'n1' is connected; disconnect it before offloading it" in text

@@ -120,3 +120,36 @@ def test_the_nodes_answers_are_reused_for_about_a_second(cluster, deployed):
     time.sleep(federated.CACHE_SECONDS + 0.1)
     api_a.get(STATUS)
     assert cluster.client.xlen(stream) == sent + 1
+
+
+def _awaiting(node, connection, count: int, size: int) -> None:
+    """Make ``node``'s queue of ``connection`` hold ``count`` FlowFiles (``size`` bytes) for other
+    nodes, as a load-balanced connection's queue (engine.balance's PartitionedQueue) reports it."""
+    node.node.controller.queue(str(connection.pk)).awaiting_transfer = lambda: (count, size)
+
+
+def test_figures_awaiting_transfer_are_summed_over_the_nodes_and_kept_apart(cluster, deployed):
+    flow_a, flow_b, api_a, api_b = deployed
+    n1, n2 = cluster.nodes
+    _awaiting(n1, flow_a["conn"], 12, 4096)
+    _awaiting(n2, flow_a["conn"], 3, 1000)
+    federated.forget_answers()
+    body = api_a.get(STATUS).json()
+    connection = next(c for c in body["connections"] if c["id"] == str(flow_a["conn"].pk))
+    assert (connection["flowFilesAwaitingTransfer"], connection["bytesAwaitingTransfer"]) == (15, 5096)
+    assert {n["node"]: (n["flowFilesAwaitingTransfer"], n["bytesAwaitingTransfer"]) for n in connection["nodes"]} == {
+        "n1": (12, 4096), "n2": (3, 1000)}
+    assert {n["node"]: n["flowFilesAwaitingTransfer"] for n in body["nodes"]} == {"n1": 12, "n2": 3}
+    theirs = api_b.get(STATUS).json()
+    assert all(n["flowFilesAwaitingTransfer"] == 0 and n["bytesAwaitingTransfer"] == 0 for n in theirs["nodes"]), \
+        "another tenant's figures are not summed into a node's"
+    assert all(c["flowFilesAwaitingTransfer"] == 0 for c in theirs["connections"])
+
+
+def test_a_member_who_may_not_view_the_connection_sees_nothing_awaiting(cluster, deployed, tenant_a):
+    flow_a, *_ = deployed
+    _awaiting(cluster.nodes[0], flow_a["conn"], 7, 70)
+    federated.forget_answers()
+    body = token_client(tenant_a.member()).get(STATUS).json()
+    assert body["connections"] == []
+    assert all(n["flowFilesAwaitingTransfer"] == 0 for n in body["nodes"])

@@ -14,6 +14,7 @@ from tests.flowsite.conftest import token_client
 
 @pytest.mark.parametrize("method, path", [
     ("get", "/api/v1/cluster/nodes"), ("get", "/api/v1/cluster/nodes/n1"), ("post", "/api/v1/cluster/nodes/n1/disconnect"),
+    ("post", "/api/v1/cluster/nodes/n1/offload"),
     ("get", "/api/v1/flow/status"), ("get", "/api/v1/process-groups/{root}/status"),
     ("post", "/api/v1/cluster/deployments"), ("post", "/api/v1/connections/{conn}/empty"),
 ])
@@ -23,7 +24,8 @@ def test_cluster_endpoints_answer_503_and_flow_definitions_200(cluster, deployed
     cluster.server.stop()
     federated.forget_answers()
     started = time.monotonic()
-    client = token_client(operator()) if path.endswith("/disconnect") else api_a  # node actions: operators
+    node_action = path.endswith(("/disconnect", "/offload"))
+    client = token_client(operator()) if node_action else api_a  # node actions: operators
     answer = getattr(client, method)(path.format(root=flow_a["gen"].parent_id, conn=flow_a["conn"].pk))
     assert answer.status_code == 503, answer.json()
     assert time.monotonic() - started < 5

@@ -68,6 +68,35 @@ def test_connection_errors_are_the_api_serializer_messages(portal_a, tenant_a, p
     assert not Connection.objects.exists()
 
 
+def test_the_load_balancing_choices_carry_nifis_labels(portal_a, tenant_a, pair):
+    gen, log = pair
+    page = text(portal_a.get(f"/groups/{tenant_a.root.pk}/connections/new?source={gen.pk}"))
+    for value, label in [("DO_NOT_LOAD_BALANCE", "Do not load balance"), ("ROUND_ROBIN", "Round robin"),
+                         ("SINGLE_NODE", "Single node"), ("PARTITION_BY_ATTRIBUTE", "Partition by attribute"),
+                         ("DO_NOT_COMPRESS", "Do not compress"),
+                         ("COMPRESS_ATTRIBUTES_ONLY", "Compress attributes only"),
+                         ("COMPRESS_ATTRIBUTES_AND_CONTENT", "Compress attributes and content")]:
+        assert f'value="{value}"' in page and f">{label}</option>" in page
+    assert 'name="partitioningAttribute"' in page and "Partitioning attribute" in page
+
+
+def test_a_partitioned_connection_shows_its_attribute(portal_a, tenant_a, pair):
+    gen, log = pair
+    response = portal_a.post(f"/groups/{tenant_a.root.pk}/connections/new", queue(
+        source=str(gen.pk), destination=str(log.pk), selectedRelationships=["success"],
+        loadBalanceStrategy="PARTITION_BY_ATTRIBUTE", partitioningAttribute="customer",
+        loadBalanceCompression="COMPRESS_ATTRIBUTES_ONLY"))
+    assert response.status_code == 302
+    connection = Connection.objects.get(parent=tenant_a.root)
+    assert (connection.load_balance_strategy, connection.partitioning_attribute,
+            connection.load_balance_compression) == ("PARTITION_BY_ATTRIBUTE", "customer", "COMPRESS_ATTRIBUTES_ONLY")
+    page = text(portal_a.get(f"/connections/{connection.pk}/"))
+    assert 'value="customer"' in page
+    assert 'value="PARTITION_BY_ATTRIBUTE" selected' in page
+    row = text(portal_a.get(f"/groups/{tenant_a.root.pk}/"))
+    assert "Partition by attribute <code>customer</code>" in row and "Compress attributes only" in row
+
+
 def test_sources_outside_the_group_are_not_found(portal_a, tenant_a, tenant_b):
     elsewhere = add_processor(tenant_b.root, "GenerateFlowFile", "theirs")
     response = portal_a.get(f"/groups/{tenant_a.root.pk}/connections/new?source={elsewhere.pk}")
