@@ -69,14 +69,17 @@ def _processor_status(node: ProcessorNode) -> ProcessorStatus:
 
 
 def _connection_status(connection: Connection) -> ConnectionStatus:
-    size = connection.queue.size()
-    settings = connection.queue.settings
+    queue = connection.queue
+    size = queue.size()
+    settings = queue.settings
+    awaiting = getattr(queue, "awaiting_transfer", None)
+    awaiting_count, awaiting_bytes = awaiting() if awaiting is not None else (0, 0)
     return ConnectionStatus(
         connection.identifier, connection.name, connection.group_id, connection.source.identifier,
         connection.source.name, connection.destination.identifier, connection.destination.name,
         size.count, size.bytes, size.swapped_count, size.swapped_bytes, size.swap_files,
         size.unacknowledged_count, size.unacknowledged_bytes, settings.back_pressure_object_threshold,
-        settings.back_pressure_data_size_threshold, connection.queue.is_full(),
+        settings.back_pressure_data_size_threshold, queue.is_full(), awaiting_count, awaiting_bytes,
     )
 
 
