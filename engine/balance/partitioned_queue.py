@@ -405,12 +405,17 @@ class PartitionedQueue:
         return flowfiles, swapped
 
     def _rebalance(self, queues: Iterable[FlowFileQueue]) -> None:
-        """Run everything queued in ``queues`` through the partitioner again."""
+        """Run everything queued in ``queues`` through the partitioner again (all taken out first,
+        so nothing is partitioned twice)."""
+        flowfiles: list[FlowFile] = []
+        swapped: list[SwappedFile] = []
         for queue in queues:
-            flowfiles, swapped = self._drain(queue)
-            self._put(flowfiles)
-            for swap_file in swapped:
-                self._route_swap_file(swap_file.location, self._summary(swap_file))
+            taken, files = self._drain(queue)
+            flowfiles += taken
+            swapped += files
+        self._put(flowfiles)
+        for swap_file in swapped:
+            self._route_swap_file(swap_file.location, self._summary(swap_file))
 
     def _summary(self, swap_file: SwappedFile) -> _Summary:
         order = {"prioritizers": list(self._local.settings.prioritizers), "best": list(swap_file.best_key)}
