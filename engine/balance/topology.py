@@ -96,7 +96,8 @@ class TopologyStore:
     def __init__(self, data_dir: str | Path, local_node: str) -> None:
         self.path = Path(data_dir) / TOPOLOGY_FILE
         self.damage: Damage | None = None
-        self._lock = threading.Lock()
+        # Re-entrant: listeners are told under it, so they hear changes in order, and may ask again.
+        self._lock = threading.RLock()
         self._listeners: list[Listener] = []
         self._current = self._load(local_node)
 
@@ -106,7 +107,7 @@ class TopologyStore:
         return self._current
 
     def add_listener(self, listener: Listener) -> None:
-        """Call ``listener(topology)`` after each change (in the changing thread, outside the lock)."""
+        """Call ``listener(topology)`` after each change (in the changing thread, in order)."""
         with self._lock:
             self._listeners.append(listener)
 
@@ -135,12 +136,11 @@ class TopologyStore:
             if updated.nodes != current.nodes:
                 self._save(updated)
             self._current = updated
-            listeners = list(self._listeners)
-        for listener in listeners:
-            try:
-                listener(updated)
-            except Exception:
-                log.exception("a cluster topology listener failed")
+            for listener in list(self._listeners):
+                try:
+                    listener(updated)
+                except Exception:
+                    log.exception("a cluster topology listener failed")
         return updated
 
     def node_removed(self, node: str) -> ClusterTopology:
@@ -150,12 +150,13 @@ class TopologyStore:
     def connected_nodes(self, nodes: Iterable[str]) -> ClusterTopology:
         """Apply a whole view: ``nodes`` are CONNECTED, every other listed peer unreachable."""
         connected = set(nodes)
-        for node in connected:
-            self.node_state_changed(node, "CONNECTED")
-        for node in self._current.peers:
-            if node not in connected:
-                self.node_state_changed(node, "DISCONNECTED")
-        return self._current
+        with self._lock:
+            for node in connected:
+                self.node_state_changed(node, "CONNECTED")
+            for node in self._current.peers:
+                if node not in connected:
+                    self.node_state_changed(node, "DISCONNECTED")
+            return self._current
 
     # -- disk -----------------------------------------------------------------------------
 

@@ -227,3 +227,22 @@ def test_offloading_makes_every_connection_partitioned(tmp_path):
     assert isinstance(queue, PartitionedQueue) and queue.offloading
     assert len(queue.local_partition()) == 0 and queue.awaiting_transfer()[0] == 100
     storage.close()
+
+
+def test_a_damaged_remote_swap_file_is_contained_and_named_at_restart(tmp_path):
+    storage = open_storage(tmp_path / "node")
+    queue = PartitionedQueue("c1", SETTINGS, THREE, SINGLE_NODE, swap=storage.flowfiles.swap)
+    fill(storage, queue, 2_500)
+    damaged = sorted(storage.flowfiles.swap_locations)[0]
+    path = storage.flowfiles.swap.path(damaged)
+    data = bytearray(path.read_bytes())
+    data[-100] ^= 0xFF  # inside the file's only chunk
+    path.write_bytes(bytes(data))
+    storage, queue = reopen(storage, tmp_path / "node", THREE, SINGLE_NODE)
+    assert queue.remote_partitions()["a"].size().swap_files == 2  # only summaries are read at start
+    assert len(everything(queue)) == 1_500  # the damaged body is found when the sender swaps it in
+    (damage,) = storage.damage.entries()
+    assert damage.path == str(path) and damage.offset is not None and "1,000 FlowFile(s)" in damage.effect
+    assert "quarantine" in damage.remedy and queue.size()[::7] == (0, 1_500)  # the lost left the figures
+    assert damaged not in storage.flowfiles.swap_locations
+    storage.close()
