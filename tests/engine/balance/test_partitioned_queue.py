@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 
 from engine.balance.partitioned_queue import PartitionedQueue
@@ -160,3 +161,23 @@ def test_a_strategy_change_partitions_everything_again_and_settings_reach_every_
     assert queue.remote_partitions()["a"].settings.prioritizers == ("PriorityAttributePrioritizer",)
     assert queue.remote_partitions()["a"].settings.swap_threshold == 1_000
     assert queue.remote_partitions()["a"].settings.back_pressure_object_threshold == 0
+
+
+def test_puts_while_the_topology_changes_lose_and_duplicate_nothing():
+    queue = PartitionedQueue("c1", QueueSettings(back_pressure_object_threshold=0), THREE, ROUND_ROBIN)
+    flowfiles = [make() for _ in range(20_000)]
+
+    def put(start: int) -> None:
+        for index in range(start, len(flowfiles), 4 * 50):
+            queue.put_all(flowfiles[index:index + 50])
+
+    threads = [threading.Thread(target=put, args=(start * 50,)) for start in range(4)]
+    for thread in threads:
+        thread.start()
+    topologies = [THREE.with_reachable("a", False), ClusterTopology("b", ("b", "c", "d"), frozenset({"c", "d"})), THREE]
+    for n in range(60):
+        queue.set_topology(topologies[n % 3])
+    for thread in threads:
+        thread.join()
+    held = [f.id for p in [queue.local_partition(), *queue.remote_partitions().values()] for f in p.peek(30_000)]
+    assert sorted(held) == sorted(f.id for f in flowfiles) and queue.size().count == 20_000

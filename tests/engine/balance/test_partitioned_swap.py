@@ -246,3 +246,22 @@ def test_a_damaged_remote_swap_file_is_contained_and_named_at_restart(tmp_path):
     assert "quarantine" in damage.remedy and queue.size()[::7] == (0, 1_500)  # the lost left the figures
     assert damaged not in storage.flowfiles.swap_locations
     storage.close()
+
+
+def test_emptying_the_connection_deletes_every_partition_s_swap_files_and_settles_each(tmp_path):
+    storage = open_storage(tmp_path / "node")
+    queue = PartitionedQueue("c1", SETTINGS, THREE, ROUND_ROBIN, swap=storage.flowfiles.swap)
+    fill(storage, queue, 3_300)
+    flowfiles, swapped = queue.take_all()
+    assert len(flowfiles) == 1_300 and len(swapped) == 2 and queue.size().unacknowledged_count == 3_300
+    kept = swapped.pop()
+    for swap_file in swapped:  # what the controller's drop_queue does
+        storage.flowfiles.swap.delete(swap_file.location)
+        queue.acknowledge_counts(swap_file.count, swap_file.bytes)
+    queue.give_back([kept])  # one the disk would not delete
+    queue.acknowledge(flowfiles)
+    assert queue.size().count == 1_000 and queue.size().unacknowledged_count == 0
+    assert queue.remote_partitions()[partition_of(kept.location)].size().swap_files == 1
+    assert all(p.size().unacknowledged_count == 0 for p in [queue.local_partition(), *queue.remote_partitions().values()])
+    assert storage.flowfiles.swap_locations == on_disk(storage) == {kept.location}
+    storage.close()
