@@ -222,7 +222,8 @@ class PartitionedQueue:
             old, self._topology = self._topology, topology
             for node in topology.peers:
                 if node not in self._remote:
-                    self._remote[node] = self._retired.pop(node, None) or self._new_remote(node)
+                    retired = self._retired.pop(node, None)
+                    self._remote[node] = retired if retired is not None else self._new_remote(node)
             moving = []
             for node in [n for n in self._remote if n not in topology.peers]:
                 queue = self._remote.pop(node)
@@ -256,7 +257,7 @@ class PartitionedQueue:
     def transfer_succeeded(self, node: str, flowfiles: Sequence[FlowFile]) -> None:
         """Settle FlowFiles taken from ``node``'s partition that the node has committed."""
         with self._lock:
-            queue = self._remote.get(node) or self._retired.get(node)
+            queue = self._remote.get(node, self._retired.get(node))
             if queue is not None:
                 queue.acknowledge(flowfiles)
             self._prune_retired()

@@ -181,3 +181,14 @@ def test_puts_while_the_topology_changes_lose_and_duplicate_nothing():
         thread.join()
     held = [f.id for p in [queue.local_partition(), *queue.remote_partitions().values()] for f in p.peek(30_000)]
     assert sorted(held) == sorted(f.id for f in flowfiles) and queue.size().count == 20_000
+
+
+def test_a_partition_whose_every_flowfile_is_in_flight_is_still_settled_and_kept():
+    queue = PartitionedQueue("c1", SETTINGS, THREE, SINGLE_NODE)
+    queue.put_all([make() for _ in range(5)])
+    taken = queue.remote_partitions()["a"].poll(5).flowfiles
+    queue.set_topology(ClusterTopology("b", ("b", "c")))  # a leaves with 5 in flight
+    queue.set_topology(THREE)  # and comes back: the same partition object, its 5 still in flight
+    assert queue.awaiting_transfer() == (5, 0)
+    queue.transfer_succeeded("a", taken)
+    assert queue.size() == (0,) * 9 and queue.awaiting_transfer() == (0, 0)
