@@ -29,6 +29,7 @@ __all__ = [
     "add_full_listener",
     "close",
     "is_all_zero",
+    "link",
     "make_directory",
     "open_fd",
     "remove_full_listener",
@@ -44,7 +45,7 @@ __all__ = [
 
 FaultHook = Callable[[str, str, int], int | None]
 """Called as ``hook(operation, path, size)`` before each operation (``open``, ``write``,
-``sync``, ``truncate``, ``rename``, ``unlink``, ``mkdir``); it may raise an ``OSError`` to make
+``sync``, ``truncate``, ``rename``, ``link``, ``unlink``, ``mkdir``); it may raise an ``OSError`` to make
 the operation fail. For a write it may instead return a number of bytes: that many are
 written, then the write fails with ``ENOSPC`` (a disk that filled up mid-write)."""
 
@@ -175,6 +176,17 @@ def rename(source: str | Path, target: str | Path) -> None:
     if _hook is not None:
         _check("rename", target)
     os.replace(source, target)
+
+
+def link(source: str | Path, target: str | Path) -> None:
+    """Give the file ``source`` a second name ``target`` (a hard link; ``target`` must not exist)."""
+    try:
+        if _hook is not None:
+            _check("link", target)
+        os.link(source, target)
+    except OSError as error:
+        _note(error, target)
+        raise
 
 
 def unlink(path: str | Path, *, missing_ok: bool = False) -> bool:

@@ -1,6 +1,6 @@
 """Swap files: FlowFiles of a queue written out of memory, recorded in the write-ahead log.
 
-Layout of ``swap/<millis>-<queue id>-<uuid>.swap`` (format 2)::
+Layout of ``swap/<millis>-<queue id>-<uuid>[.<partition>].swap`` (format 2)::
 
     b"FSSWAP2\\n"
     summary  u32 length, u32 CRC32 of the payload, msgpack map {queue, count, bytes, max_id, claims,
@@ -16,6 +16,12 @@ FlowFiles of the damaged chunk: a reader skips a chunk that fails its checksum a
 next one by its marker. The checksum seed keeps a chunk-like byte run inside an attribute from
 ever passing for a chunk of this file. Format 1 (``FSSWAP1\\n``, the same summary frame, then
 one frame holding every record) is still read.
+
+The partition in a name is the node a load-balanced connection's FlowFiles wait for (escaped so
+that it holds no dot); the local partition's files have none. Data that moves to another
+partition keeps its file under a new name (:meth:`SwapManager.move`, a SWAP_FILE_RENAMED
+record); the chunk checksums are seeded with the name without its partition, so a rename never
+breaks them.
 
 A swap file is written to ``.swap.part``, synced and renamed before the SWAP_OUT records reach
 the log (with a forced sync), so the log never names a swap file that is not whole; when the
@@ -35,6 +41,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import struct
 import time
 import uuid
@@ -42,6 +49,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
+from urllib.parse import quote, unquote
 
 import msgpack
 
@@ -53,7 +61,8 @@ from engine.repository.records import FlowFileRecordSerde, RepositoryRecord
 from engine.wal.serde import UpdateType
 
 __all__ = [
-    "CHUNK_RECORDS", "SwapContents", "SwapFileError", "SwapManager", "SwapSummary", "parse", "queue_of", "ready_at",
+    "CHUNK_RECORDS", "SwapContents", "SwapFileError", "SwapManager", "SwapSummary", "parse", "partition_of", "queue_of",
+    "ready_at", "swap_name", "with_partition",
 ]
 
 log = logging.getLogger(__name__)
@@ -119,7 +128,8 @@ def _chunk(index: int, wires: list[Any], seed: int) -> bytes:
 
 
 def _seed(location: str) -> int:
-    return crc32(location.encode())
+    match = _NAME.fullmatch(location)
+    return crc32((match["base"] + ".swap" if match is not None else location).encode())
 
 
 def _summary_from(raw: dict[str, Any]) -> SwapSummary:
@@ -238,8 +248,40 @@ def parse(data: bytes, location: str) -> SwapContents:
     return SwapContents(summary, flowfiles, damage)
 
 
+_NAME = re.compile(r"(?P<base>\d+-(?P<queue>.*)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})"
+                   r"(?:\.(?P<partition>[^.]+))?\.swap")
+
+
+def swap_name(queue_id: str, partition: str | None = None, millis: int | None = None) -> str:
+    """A new swap file name: ``<millis>-<queue id>-<uuid>[.<partition>].swap``."""
+    millis = int(time.time() * 1000) if millis is None else millis
+    return with_partition(f"{millis}-{queue_id}-{uuid.uuid4()}.swap", partition)
+
+
+def with_partition(location: str, partition: str | None) -> str:
+    """``location`` renamed for ``partition`` (None: the local partition, no partition in the name)."""
+    match = _NAME.fullmatch(location)
+    if match is None:
+        raise ValueError(f"{location!r} is not the name of a swap file")
+    if partition is None:
+        return match["base"] + ".swap"
+    if not partition:
+        raise ValueError("a partition name cannot be empty")
+    # quote() keeps ".", "_", "-" and "~"; a dot would end the partition early.
+    return f"{match['base']}.{quote(partition, safe='').replace('.', '%2E')}.swap"
+
+
+def partition_of(location: str) -> str | None:
+    """The partition in a swap file's name, or None (the local partition, or an older name)."""
+    match = _NAME.fullmatch(location)
+    return unquote(match["partition"]) if match is not None and match["partition"] else None
+
+
 def queue_of(location: str) -> str:
-    """The queue id in a swap file's name (``<millis>-<queue id>-<uuid>.swap``)."""
+    """The queue id in a swap file's name (``<millis>-<queue id>-<uuid>[.<partition>].swap``)."""
+    match = _NAME.fullmatch(location)
+    if match is not None:
+        return match["queue"]
     stem = location.removesuffix(".swap")
     _, _, rest = stem.partition("-")
     return rest[:-37] if len(rest) > 37 and rest[-37] == "-" else rest
@@ -266,16 +308,17 @@ class SwapManager:
     # -- writing --------------------------------------------------------------------------
 
     def swap_out(self, queue_id: str, flowfiles: Sequence[FlowFile], order: Any = None, *,
-                 now: int | None = None) -> str:
+                 now: int | None = None, partition: str | None = None) -> str:
         """Write ``flowfiles`` of ``queue_id`` to a new swap file and log it; return its location.
 
         ``order`` is kept in the summary as it is: the queue stores what it needs to place the
         file among its FlowFiles without reading it back. ``now`` (ms, default the wall clock)
-        decides which FlowFiles count as penalized for ``ready_at``. On failure nothing is
-        left: the file written is removed and the FlowFiles stay in the log's records.
+        decides which FlowFiles count as penalized for ``ready_at``. ``partition`` (a node id)
+        goes into the name of a remote partition's file. On failure nothing is left: the file
+        written is removed and the FlowFiles stay in the log's records.
         """
         fileops.make_directory(self.directory)
-        location = f"{int(time.time() * 1000)}-{queue_id}-{uuid.uuid4()}.swap"
+        location = swap_name(queue_id, partition)
         path = self.path(location)
         now = int(time.time() * 1000) if now is None else now
         raw = self._summarize(queue_id, flowfiles, order, now)
@@ -297,6 +340,33 @@ class SwapManager:
             raise
         self._summaries[location] = _summary_from(raw)
         return location
+
+    def move(self, location: str, partition: str | None) -> str:
+        """Give a logged swap file the name of ``partition`` (None: local) and log the rename.
+
+        The file gets its new name as a second link before the log's SWAP_FILE_RENAMED record
+        and loses the old one after it, so a crash leaves a whole file under the name the log
+        holds (recovery removes the other as a stray). Returns the new location. Raises
+        ``OSError`` when the disk or the log refuses: then the file keeps its old name.
+        """
+        if location not in self.repository.swap_locations:
+            raise SwapFileError(f"swap file {location} is not known to the FlowFile repository")
+        target = with_partition(location, partition)
+        if target == location:
+            return location
+        fileops.link(self.path(location), self.path(target))
+        try:
+            fileops.sync_directory(self.directory)
+            self.repository.update([RepositoryRecord(UpdateType.SWAP_FILE_RENAMED, None, swap_location=target,
+                                                     original_swap_location=location)], force_sync=True)
+        except BaseException:
+            self._remove(self.path(target))
+            raise
+        self._remove(self.path(location))
+        summary = self._summaries.pop(location, None)
+        if summary is not None:
+            self._summaries[target] = summary
+        return target
 
     # -- reading --------------------------------------------------------------------------
 

@@ -72,14 +72,14 @@ def _connection_status(connection: Connection) -> ConnectionStatus:
     queue = connection.queue
     size = queue.size()
     settings = queue.settings
-    # Only a load-balanced connection's queue (engine.balance's PartitionedQueue) holds FlowFiles for other nodes.
-    awaiting = queue.awaiting_transfer() if hasattr(queue, "awaiting_transfer") else (0, 0)
+    awaiting = getattr(queue, "awaiting_transfer", None)
+    awaiting_count, awaiting_bytes = awaiting() if awaiting is not None else (0, 0)
     return ConnectionStatus(
         connection.identifier, connection.name, connection.group_id, connection.source.identifier,
         connection.source.name, connection.destination.identifier, connection.destination.name,
         size.count, size.bytes, size.swapped_count, size.swapped_bytes, size.swap_files,
         size.unacknowledged_count, size.unacknowledged_bytes, settings.back_pressure_object_threshold,
-        settings.back_pressure_data_size_threshold, queue.is_full(), *awaiting,
+        settings.back_pressure_data_size_threshold, queue.is_full(), awaiting_count, awaiting_bytes,
     )
 
 

@@ -64,6 +64,7 @@ class ConnectionStatus:
     back_pressure_object_threshold: int
     back_pressure_data_size_threshold: int
     full: bool
+    #: FlowFiles of a load-balanced connection waiting for other nodes (in ``queued_count`` too).
     awaiting_transfer_count: int = 0
     awaiting_transfer_bytes: int = 0
 

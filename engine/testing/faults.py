@@ -25,7 +25,7 @@ from engine import fileops
 
 __all__ = ["ALL_OPERATIONS", "FaultPlan", "InjectedFault"]
 
-ALL_OPERATIONS = frozenset({"open", "write", "sync", "truncate", "rename", "unlink", "mkdir"})
+ALL_OPERATIONS = frozenset({"open", "write", "sync", "truncate", "rename", "link", "unlink", "mkdir"})
 
 
 class InjectedFault(OSError):

@@ -187,6 +187,7 @@ def test_status_counts_queues_processors_and_groups(make_controller):
     assert status.node.queued_count == 5
     assert "5 FlowFiles queued" in controller.status_line()
     assert status.as_dict()["node"]["queued_count"] == 5
+    assert status.as_dict()["connections"][0]["awaiting_transfer_count"] == 0
 
 
 def test_status_says_apart_what_awaits_transfer_to_other_nodes(make_controller):
