@@ -1,0 +1,1 @@
+"""Load-balanced connections: partitions, partitioners and the transfer between nodes."""
