@@ -94,11 +94,12 @@ class Cluster:
         self.sender.start()
         return self.sender
 
-    def start_receiver(self, lookup: Callable | None = None, **options) -> TransferReceiver:
+    def start_receiver(self, lookup: Callable | None = None, factory: Callable | None = None,
+                       **options) -> TransferReceiver:
         settings = {"block_ms": 50, "abandon_after": 5.0, **self.receiver_options, **options}
         queues = {CONNECTION: self.b_queue}
         self.receiver = TransferReceiver(
-            self.client, self.keys, "node-b", self.b, lookup or queues.get, ClusterKeyTrust(SECRET, "node-b"),
+            factory or self.client, self.keys, "node-b", self.b, lookup or queues.get, ClusterKeyTrust(SECRET, "node-b"),
             ClusterKeyTrust(SECRET), bulletin=self.receiver_bulletins, **settings,
         )
         self.receiver.start()
