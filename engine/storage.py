@@ -76,6 +76,7 @@ class NodeStorage:
             sync_content=self.content.sync_written if flowfile_config.sync_policy is SyncPolicy.OS else None,
             damage=self.damage,
             quarantine=self.quarantine,
+            transfer_mark_window=flowfile_config.transfer_mark_window,
         )
         self.provenance = ProvenanceRepository(
             self.data_dir / "provenance_repository", self.config.provenance_repository,

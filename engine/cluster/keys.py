@@ -17,6 +17,8 @@ Every key starts with ``flowsite:<cluster>:``:
 | ``reply:<request>`` | list, expiring | the nodes' replies to one request |
 | ``deploy:<deploy id>`` | hash, expiring | node id → the node's report on a deployment |
 | ``state:<component>`` | hash | cluster-scoped state of a component (values, and ``__version``) |
+| ``lb:<node>`` | stream | batches of load-balanced FlowFiles sent to one node (``engine.balance.wire``) |
+| ``lback:<node>`` | stream | the acknowledgements of the batches one node sent |
 """
 
 from __future__ import annotations
@@ -81,3 +83,9 @@ class ClusterKeys:
 
     def state(self, component_id: str) -> str:
         return f"{self.prefix}state:{component_id}"
+
+    def load_balance(self, node_id: str) -> str:
+        return f"{self.prefix}lb:{node_id}"
+
+    def load_balance_acks(self, node_id: str) -> str:
+        return f"{self.prefix}lback:{node_id}"

@@ -68,6 +68,7 @@ class FlowFileRepository:
         sync_content: Callable[[], None] | None = None,
         damage: DamageLog | None = None,
         quarantine: Quarantine | None = None,
+        transfer_mark_window: float = 24 * 3600.0,
     ) -> None:
         self.directory = Path(directory)
         self.damage = damage or DamageLog()
@@ -79,6 +80,7 @@ class FlowFileRepository:
         self.wal: WriteAheadLog[RepositoryRecord] = WriteAheadLog(
             self.directory, FlowFileRecordSerde(), sync_policy=sync_policy, accept_damage=accept_damage,
             damage=self.damage, quarantine=self.quarantine,
+            transfer_mark_window_ms=int(transfer_mark_window * 1000),
         )
         self.swap = SwapManager(self)
         self._ids = itertools.count()
@@ -94,6 +96,10 @@ class FlowFileRepository:
     def swap_locations(self) -> set[str]:
         """Swap files the log knows of."""
         return self.wal.swap_locations
+
+    def was_received(self, key: str) -> bool:
+        """Whether a committed transfer mark ``key`` (a peer's FlowFile) is still remembered."""
+        return key in self.wal.transfer_marks
 
     def recover(self, *, read_only: bool = False) -> RecoveredFlowFiles:
         """Load the log, rebuild claimant counts, and return the FlowFiles per queue.

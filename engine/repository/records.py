@@ -9,8 +9,9 @@ from engine.wal.serde import UpdateType
 
 __all__ = ["RepositoryRecord", "FlowFileRecordSerde"]
 
-_UPDATE, _DELETE, _SWAP_OUT, _SWAP_IN = (
-    int(UpdateType.UPDATE), int(UpdateType.DELETE), int(UpdateType.SWAP_OUT), int(UpdateType.SWAP_IN)
+_UPDATE, _DELETE, _SWAP_OUT, _SWAP_IN, _TRANSFER_RECEIVED = (
+    int(UpdateType.UPDATE), int(UpdateType.DELETE), int(UpdateType.SWAP_OUT), int(UpdateType.SWAP_IN),
+    int(UpdateType.TRANSFER_RECEIVED),
 )
 
 
@@ -19,7 +20,8 @@ class RepositoryRecord(NamedTuple):
 
     ``flowfile`` is the FlowFile's full new state (None for swap-file records);
     ``queue_id`` the queue it sits in. ``original_claim`` is the content claim the FlowFile had
-    before the change: it is not written to the log, only used to count claimants.
+    before the change: it is not written to the log, only used to count claimants. ``mark`` is
+    the (key, received-at ms) of a TRANSFER_RECEIVED record.
     """
 
     update_type: UpdateType
@@ -28,6 +30,7 @@ class RepositoryRecord(NamedTuple):
     swap_location: str | None = None
     original_swap_location: str | None = None
     original_claim: ContentClaim | None = None
+    mark: tuple[str, int] | None = None
 
     @classmethod
     def create(cls, flowfile: FlowFile, queue_id: str) -> RepositoryRecord:
@@ -43,6 +46,11 @@ class RepositoryRecord(NamedTuple):
     def delete(cls, flowfile: FlowFile) -> RepositoryRecord:
         """A FlowFile that leaves the repository (dropped, expired, sent away)."""
         return cls(UpdateType.DELETE, flowfile, original_claim=flowfile.content_claim)
+
+    @classmethod
+    def transfer_mark(cls, key: str, received_at: int) -> RepositoryRecord:
+        """A mark that the FlowFile a peer knows as ``key`` was received (at ``received_at`` ms)."""
+        return cls(UpdateType.TRANSFER_RECEIVED, None, mark=(key, received_at))
 
 
 class _ClaimDecoder:
@@ -81,7 +89,8 @@ class FlowFileRecordSerde:
     ``[kind, [id, uuid, attributes, [[container, section, identifier], offset, length, checksum] | nil,
     entry date, lineage start date, lineage start index, queue date, queue date index,
     penalty expiration], queue, swap location]``; a DELETE is ``[kind, id]``, a SWAP_OUT
-    ``[kind, id, queue, swap location]`` and a swap-file record ``[kind, location, former]``.
+    ``[kind, id, queue, swap location]``, a transfer mark ``[kind, key, received-at ms]`` and a
+    swap-file record ``[kind, location, former]``.
     The checksum (CRC32 of the content, or nil) came with version 2; version 1 claims have
     three elements and are read with no checksum.
     """
@@ -97,6 +106,8 @@ class FlowFileRecordSerde:
             return (kind, record[1].id)
         if kind == _SWAP_OUT:
             return (kind, record[1].id, record[2], record[3])
+        if kind == _TRANSFER_RECEIVED:
+            return (kind, *record.mark)
         return (kind, record.swap_location, record.original_swap_location)
 
     def __init__(self) -> None:
@@ -107,11 +118,13 @@ class FlowFileRecordSerde:
         if kind <= _UPDATE or kind == _SWAP_IN:
             fields = wire[1]
             fields[3] = self._decode_claim(fields[3])
-            return _new(RepositoryRecord, (kind, _new(FlowFile, fields), wire[2], wire[3], None, None))
+            return _new(RepositoryRecord, (kind, _new(FlowFile, fields), wire[2], wire[3], None, None, None))
         if kind == _DELETE:
             return RepositoryRecord(kind, _Deleted(wire[1]))
         if kind == _SWAP_OUT:
             return RepositoryRecord(kind, _Deleted(wire[1]), wire[2], wire[3])
+        if kind == _TRANSFER_RECEIVED:
+            return RepositoryRecord(kind, None, mark=(wire[1], wire[2]))
         return RepositoryRecord(kind, None, swap_location=wire[1], original_swap_location=wire[2])
 
     def record_id(self, record: RepositoryRecord) -> int | None:
@@ -126,6 +139,9 @@ class FlowFileRecordSerde:
 
     def original_swap_location(self, record: RepositoryRecord) -> str | None:
         return record.original_swap_location
+
+    def transfer_mark(self, record: RepositoryRecord) -> tuple[str, int]:
+        return record.mark
 
 
 class _Deleted(NamedTuple):

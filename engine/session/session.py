@@ -516,10 +516,10 @@ class ProcessSession(SessionContent, SessionEvents):
         record.current = flowfile
         original = record.original
         if original is None:
-            plan.wal.append(_new(RepositoryRecord, (_CREATE, flowfile, queue.identifier, None, None, None)))
+            plan.wal.append(_new(RepositoryRecord, (_CREATE, flowfile, queue.identifier, None, None, None, None)))
         else:
             plan.wal.append(_new(RepositoryRecord, (_UPDATE, flowfile, queue.identifier, None, None,
-                                                    original.content_claim)))
+                                                    original.content_claim, None)))
         plan.enqueue[queue].append(flowfile)
 
     def _plan_drop(self, record: _Record, plan: _CommitPlan, relationship: str | None) -> None:

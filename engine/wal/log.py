@@ -44,10 +44,13 @@ R = TypeVar("R")
 T = TypeVar("T")
 
 # Plain ints: comparing IntEnum members costs more than the rest of applying a record.
-_UPDATE, _DELETE, _SWAP_OUT, _SWAP_IN, _SWAP_FILE_DELETED, _SWAP_FILE_RENAMED = (
+_UPDATE, _DELETE, _SWAP_OUT, _SWAP_IN, _SWAP_FILE_DELETED, _SWAP_FILE_RENAMED, _TRANSFER_RECEIVED = (
     int(UpdateType.UPDATE), int(UpdateType.DELETE), int(UpdateType.SWAP_OUT), int(UpdateType.SWAP_IN),
-    int(UpdateType.SWAP_FILE_DELETED), int(UpdateType.SWAP_FILE_RENAMED),
+    int(UpdateType.SWAP_FILE_DELETED), int(UpdateType.SWAP_FILE_RENAMED), int(UpdateType.TRANSFER_RECEIVED),
 )
+
+#: How long transfer marks are kept by default (ms): a day, far longer than any resend takes.
+TRANSFER_MARK_WINDOW_MS = 24 * 3600 * 1000
 
 _thread_state = threading.local()
 
@@ -79,6 +82,7 @@ class RecoveryReport:
     transactions_replayed: int = 0
     records: int = 0
     swap_locations: int = 0
+    transfer_marks: int = 0
     seconds: float = 0.0
     damages: list[Damage] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -95,10 +99,14 @@ class CheckpointReport:
     swap_locations: int
     journals_removed: int
     seconds: float
+    transfer_marks: int = 0
 
 
 class WriteAheadLog(Generic[R]):
-    """A write-ahead log of records keyed by id, plus a set of swap-file locations.
+    """A write-ahead log of records keyed by id, a set of swap-file locations and transfer marks.
+
+    Transfer marks (key -> received-at ms, from TRANSFER_RECEIVED records) say which FlowFiles
+    sent by peers were taken; a checkpoint drops those older than ``transfer_mark_window_ms``.
 
     ``update`` appends one transaction and, once it is durable, applies it to the in-memory
     state; ``checkpoint`` writes that state as a snapshot and drops the journals it covers;
@@ -115,6 +123,8 @@ class WriteAheadLog(Generic[R]):
         accept_damage: bool = False,
         damage: DamageLog | None = None,
         quarantine: Quarantine | None = None,
+        transfer_mark_window_ms: int = TRANSFER_MARK_WINDOW_MS,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.directory = Path(directory)
         self.journal_directory = self.directory / "journals"
@@ -125,6 +135,9 @@ class WriteAheadLog(Generic[R]):
         self.quarantine = quarantine or Quarantine(self.directory.parent)
         self.records: dict[int, R] = {}
         self.swap_locations: set[str] = set()
+        self.transfer_marks: dict[str, int] = {}
+        self.transfer_mark_window_ms = transfer_mark_window_ms
+        self._clock = clock
         self._committer = GroupCommitter(
             self._write_batch, max_batch=1 if self.sync_policy is SyncPolicy.ALWAYS else None
         )
@@ -185,6 +198,7 @@ class WriteAheadLog(Generic[R]):
             from_wire, record_id = serde.from_wire, serde.record_id
             self.records = {record_id(record): record for record in (from_wire(w, version) for w in contents.records)}
             self.swap_locations.update(contents.swap_locations)
+            self.transfer_marks.update(contents.transfer_marks)
         for version, wire_records in plan.transactions():
             for record in [serde.from_wire(wire, version) for wire in wire_records]:
                 self._apply(record)
@@ -194,6 +208,7 @@ class WriteAheadLog(Generic[R]):
         self._tail = plan.tail
         report.records = len(self.records)
         report.swap_locations = len(self.swap_locations)
+        report.transfer_marks = len(self.transfer_marks)
 
     def _keep_log_files(self) -> Path:
         """Copy the snapshot files and the journals to the quarantine folder."""
@@ -249,6 +264,9 @@ class WriteAheadLog(Generic[R]):
         elif kind == _SWAP_FILE_RENAMED:
             self.swap_locations.discard(serde.original_swap_location(record))
             self.swap_locations.add(serde.swap_location(record))
+        elif kind == _TRANSFER_RECEIVED:
+            key, received_at = serde.transfer_mark(record)
+            self.transfer_marks[key] = received_at
 
     def update(self, records: Iterable[R], *, force_sync: bool = False) -> int:
         """Append ``records`` as one transaction, apply them once durable, return its id.
@@ -352,6 +370,9 @@ class WriteAheadLog(Generic[R]):
                 current = self._journal.path
                 records = list(self.records.values())
                 swap_locations = set(self.swap_locations)
+                horizon = int(self._clock() * 1000) - self.transfer_mark_window_ms
+                self.transfer_marks = {key: at for key, at in self.transfer_marks.items() if at >= horizon}
+                transfer_marks = dict(self.transfer_marks)
                 token = on_cut() if on_cut is not None else None
             finally:
                 self._committer.resume()
@@ -362,6 +383,7 @@ class WriteAheadLog(Generic[R]):
                 self.directory,
                 (to_wire(record) for record in records),
                 swap_locations,
+                transfer_marks=transfer_marks,
                 max_txn_id=max_txn_id,
                 record_count=len(records),
                 serde_name=self.serde.name,
@@ -369,7 +391,8 @@ class WriteAheadLog(Generic[R]):
                 journal=current.name,
             )
             removed = remove_covered_journals(self.journal_directory, keep=current)
-        report = CheckpointReport(max_txn_id, len(records), len(swap_locations), removed, time.monotonic() - started)
+        report = CheckpointReport(max_txn_id, len(records), len(swap_locations), removed, time.monotonic() - started,
+                                  len(transfer_marks))
         log.debug("checkpoint: %s", report)
         return report, token
 

@@ -20,6 +20,9 @@ class UpdateType(IntEnum):
     SWAP_IN = 5
     SWAP_FILE_DELETED = 6
     SWAP_FILE_RENAMED = 7
+    #: A FlowFile received from a peer node: a transfer mark (key, received-at ms) kept for a
+    #: while so that a batch sent again after a lost acknowledgement is not taken twice.
+    TRANSFER_RECEIVED = 8
 
 
 class SerDe(Protocol[R]):
@@ -49,3 +52,6 @@ class SerDe(Protocol[R]):
 
     def original_swap_location(self, record: R) -> str | None:
         """The former name of the swap file for SWAP_FILE_RENAMED records."""
+
+    def transfer_mark(self, record: R) -> tuple[str, int]:
+        """The (key, received-at ms) a TRANSFER_RECEIVED record names (only asked of those)."""

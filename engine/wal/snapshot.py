@@ -7,6 +7,8 @@ Layout of ``snapshot`` (and of ``.partial`` while it is being written)::
     frames: kind byte, u32 payload length, u32 CRC32, payload
         b"R"  msgpack array of up to 10,000 wire records
         b"S"  msgpack array of swap-file locations
+        b"T"  msgpack map of transfer marks, key -> received-at ms (only when there are any, so
+              a node without load balancing writes snapshots older versions still read)
         b"E"  msgpack record count (the snapshot is complete only with this frame)
 
 ``journal`` names the journal opened when the snapshot's state was taken: the one whose
@@ -21,7 +23,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import msgpack
 
@@ -61,6 +63,7 @@ class SnapshotContents:
     records: list[Any] = field(default_factory=list)
     swap_locations: list[str] = field(default_factory=list)
     journal: str | None = None
+    transfer_marks: dict[str, int] = field(default_factory=dict)
 
 
 def _frame(kind: bytes, payload: bytes) -> bytes:
@@ -72,6 +75,7 @@ def write_snapshot(
     wire_records: Iterable[Any],
     swap_locations: Iterable[str],
     *,
+    transfer_marks: Mapping[str, int] | None = None,
     max_txn_id: int,
     record_count: int,
     serde_name: str,
@@ -98,6 +102,8 @@ def write_snapshot(
             handle.write(_frame(b"R", packer.pack(block)))
             written += len(block)
         handle.write(_frame(b"S", packer.pack(sorted(swap_locations))))
+        if transfer_marks:
+            handle.write(_frame(b"T", packer.pack(dict(transfer_marks))))
         handle.write(_frame(b"E", packer.pack(written)))
 
 
@@ -148,6 +154,12 @@ def read_snapshot(path: Path) -> SnapshotContents:
                 contents.records.extend(value)
             elif kind == ord("S"):
                 contents.swap_locations = value
+            elif kind == ord("T"):
+                if not isinstance(value, dict) or not all(
+                    isinstance(k, str) and type(v) is int for k, v in value.items()
+                ):
+                    raise SnapshotCorruptionError(path, offset, "the transfer marks frame is not a map of key to time")
+                contents.transfer_marks = value
             elif kind == ord("E"):
                 if value != len(contents.records):
                     raise SnapshotCorruptionError(

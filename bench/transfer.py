@@ -1,0 +1,168 @@
+"""Load-balanced transfer throughput from one node's storage to another's, beside raw Redis streams.
+
+Run with ``python -m bench.transfer [--small N] [--large N]`` (``redis-server`` on the path).
+Node A (this process) holds N FlowFiles in a remote partition and sends them with a
+``TransferSender``; node B (a child process: two nodes are two processes) receives them with a
+``TransferReceiver`` into its own data directory. The clock runs from the sender's start until
+B has committed the last FlowFile (content synced, WAL, provenance, queued). For each content
+size (1 KiB, 1 MiB) and each compression mode it prints FlowFiles/s and MB/s, and beside them
+the same run's raw figure: the same bytes in 1 MiB entries, XADD pipelined from this process
+and read with XREADGROUP + XACK + XDEL by a child process. Contents are random bytes, so
+compression only costs.
+
+Targets (issue 12): >= 25,000 FlowFiles/s committed on the receiver for 1 KiB; >= 60 % of the
+raw byte rate for 1 MiB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import redis
+
+from bench.machine import describe_machine
+from engine.balance.receiver import TransferReceiver
+from engine.balance.sender import TransferSender
+from engine.balance.trust import ClusterKeyTrust
+from engine.balance.wire import Compression
+from engine.cluster.keys import ClusterKeys
+from engine.flowfile import FlowFile
+from engine.queue import FlowFileQueue, QueueSettings
+from engine.repository.records import RepositoryRecord
+from engine.storage import NodeStorage
+from tests.servers import RedisServer
+
+SECRET = "bench-cluster-key"
+CONNECTION = "conn"
+_UNSWAPPED = QueueSettings(swap_threshold=10_000_000, swap_batch_size=10_000, back_pressure_object_threshold=0,
+                           back_pressure_data_size_threshold=0)
+
+
+def _receive(port: int, directory: str, cluster: str, created, ready, stop) -> None:
+    storage = NodeStorage(Path(directory), node="node-b")
+    storage.open(background=False)
+    queue = FlowFileQueue(CONNECTION, _UNSWAPPED)
+    receiver = TransferReceiver(lambda: redis.Redis(port=port), ClusterKeys(cluster), "node-b", storage,
+                                {CONNECTION: queue}.get, ClusterKeyTrust(SECRET, "node-b"), ClusterKeyTrust(SECRET))
+    receiver.start()
+    ready.set()
+    while not stop.wait(0.005):
+        created.value = receiver.flowfiles_created
+    receiver.stop()
+    storage.close()
+
+
+def _consume_raw(port: int, stream: str, total: int, done, ready) -> None:
+    client = redis.Redis(port=port)
+    client.xgroup_create(stream, "g", id="0", mkstream=True)
+    ready.set()
+    seen = 0
+    while seen < total:
+        read = client.xreadgroup("g", "c", {stream: ">"}, count=16, block=1000)
+        for _, entries in read or ():
+            ids = [entry_id for entry_id, _ in entries]
+            seen += sum(len(fields[b"d"]) for _, fields in entries)
+            pipe = client.pipeline(transaction=False)
+            pipe.xack(stream, "g", *ids)
+            pipe.xdel(stream, *ids)
+            pipe.execute()
+    done.set()
+
+
+def raw_rate(port: int, total_bytes: int, cluster: str) -> float:
+    """Bytes/s of raw pipelined XADD + XREADGROUP of ``total_bytes`` in 1 MiB entries, capped like the sender."""
+    stream = f"raw:{cluster}"
+    ready, done = multiprocessing.Event(), multiprocessing.Event()
+    consumer = multiprocessing.Process(target=_consume_raw, args=(port, stream, total_bytes, done, ready))
+    consumer.start()
+    ready.wait()
+    client = redis.Redis(port=port)
+    payload = os.urandom(1 << 20)
+    started = time.perf_counter()
+    sent = 0
+    while sent < total_bytes:
+        while client.xlen(stream) >= 64:
+            time.sleep(0.0005)
+        pipe = client.pipeline(transaction=False)
+        for _ in range(8):
+            if sent >= total_bytes:
+                break
+            piece = payload[: min(len(payload), total_bytes - sent)]
+            pipe.xadd(stream, {b"d": piece})
+            sent += len(piece)
+        pipe.execute()
+    done.wait()
+    elapsed = time.perf_counter() - started
+    consumer.join()
+    client.delete(stream)
+    return total_bytes / elapsed
+
+
+def transfer_rate(port: int, root: Path, size: int, count: int, compression: Compression, cluster: str) -> float:
+    """Seconds to move ``count`` FlowFiles of ``size`` bytes from node A to node B."""
+    sender_storage = NodeStorage(root / "a", node="node-a")
+    sender_storage.open(background=False)
+    partition = FlowFileQueue(CONNECTION, _UNSWAPPED)
+    payload = os.urandom(size)
+    for start in range(0, count, 1000):
+        flowfiles = []
+        for _ in range(min(1000, count - start)):
+            claim = sender_storage.content.write_bytes(payload)
+            ff_id = sender_storage.flowfiles.next_id()
+            uuid = f"a-{ff_id}"
+            flowfiles.append(FlowFile(ff_id, uuid, {"filename": f"f{ff_id}", "path": "./", "uuid": uuid}, claim,
+                                      0, 0, ff_id))
+        sender_storage.flowfiles.update([RepositoryRecord.create(f, CONNECTION) for f in flowfiles])
+        partition.put_all(flowfiles)
+    created, ready, stop = multiprocessing.Value("q", 0), multiprocessing.Event(), multiprocessing.Event()
+    receiver = multiprocessing.Process(target=_receive, args=(port, str(root / "b"), cluster, created, ready, stop))
+    receiver.start()
+    ready.wait()
+    sender = TransferSender(lambda: redis.Redis(port=port), ClusterKeys(cluster), "node-a", sender_storage,
+                            lambda: {"node-b"}, lambda: [(CONNECTION, compression, {"node-b": partition})],
+                            ClusterKeyTrust(SECRET, "node-a"), ClusterKeyTrust(SECRET), idle_wait=0.005)
+    started = time.perf_counter()
+    sender.start()
+    while created.value < count:
+        time.sleep(0.002)
+    elapsed = time.perf_counter() - started
+    sender.stop()
+    stop.set()
+    receiver.join()
+    sender_storage.close()
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", type=int, default=50_000, help="1 KiB FlowFiles per run (default 50,000)")
+    parser.add_argument("--large", type=int, default=200, help="1 MiB FlowFiles per run (default 200)")
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="transfer-bench-") as directory:
+        root = Path(directory)
+        print(describe_machine(root))
+        server = RedisServer(root / "redis")
+        server.start()
+        try:
+            run = 0
+            for size, count in ((1024, options.small), (1 << 20, options.large)):
+                for compression in Compression:
+                    run += 1
+                    cluster = f"bench{run}"
+                    seconds = transfer_rate(server.port, root / cluster, size, count, compression, cluster)
+                    raw = raw_rate(server.port, size * count, cluster)
+                    rate = size * count / seconds
+                    print(f"{size:>8} B x {count:>6}  {compression.value:<32} {count / seconds:>9,.0f} FlowFiles/s "
+                          f"{rate / 1e6:>8.1f} MB/s   raw XADD+XREADGROUP {raw / 1e6:>8.1f} MB/s   "
+                          f"ratio {rate / raw:.2f}")
+        finally:
+            server.stop()
+
+
+if __name__ == "__main__":
+    main()
