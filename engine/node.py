@@ -128,8 +128,10 @@ class StandaloneNode:
     def __init__(self, data_dir: Path, config: NodeConfig | None = None,
                  registry: ComponentRegistry | None = None, *, unseal: Callable[[dict], dict] | None = None,
                  role: NodeRole | None = None, cluster_state: object | None = None, name: str | None = None,
-                 placement: Placement | None = None) -> None:
+                 placement: Placement | None = None, queue_factory: Callable[..., Any] | None = None) -> None:
         self.data_dir = Path(data_dir)
+        #: Makes the connections' queues (``engine.balance`` installs partitioned ones); None: plain queues.
+        self.queue_factory = queue_factory
         self.placement = placement
         self.config = config or NodeConfig()
         self.registry = registry
@@ -242,7 +244,7 @@ class StandaloneNode:
                  recovered.wal.seconds if recovered.wal else 0.0)
         controller = FlowController(self.storage, registry=self.registry, config=self.config.runtime, role=self.role,
                                     cluster_state=self.cluster_state, disk_space=self.config.disk_space,
-                                    confinement=self.config.confinement)
+                                    confinement=self.config.confinement, queue_factory=self.queue_factory)
         controller.load(self.flow, recovered)
         self.controller = controller
         self.save()

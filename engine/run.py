@@ -14,13 +14,16 @@ import argparse
 import logging
 import signal
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from engine.balance.service import BalanceSettings, LoadBalancing
 from engine.cluster.agent import ClusterAgent, ClusterOptions
+from engine.cluster.bus import CommandListener
 from engine.cluster.keys import ClusterKeys
 from engine.cluster.placement import Placement
+from engine.cluster.records import OFFLOAD_COMMAND
 from engine.cluster.state import ClusterStateProvider
 from engine.damage import StorageCorruptionError
 from engine.lock import DataDirectoryInUseError
@@ -89,7 +92,7 @@ def run_node(data_dir: Path, flow: Path | None = None, *, config: Path | None = 
 
 def _run_node(data_dir: Path, flow: Path | None, node_config: NodeConfig, parameter: Sequence[str], name: str,
               cluster: ClusterOptions | None) -> None:
-    agent = None
+    agent = balancing = None
     if cluster is None:
         node = StandaloneNode(data_dir, node_config, name=name)
     else:
@@ -106,8 +109,12 @@ def _run_node(data_dir: Path, flow: Path | None, node_config: NodeConfig, parame
         state = ClusterStateProvider(LocalStateProvider(Path(data_dir) / "state" / "local"), keys)
         node = StandaloneNode(data_dir, node_config, unseal=cluster.unseal, role=role, cluster_state=state, name=name,
                               placement=Placement(cluster.labels))
+        if cluster.transfer_trust is not None:
+            balancing = LoadBalancing(node, cluster.node_id, cluster.redis_url, keys, *cluster.transfer_trust,
+                                      settings=BalanceSettings.of(node_config.cluster))
+            node.queue_factory = balancing.queue_factory
         agent = ClusterAgent(node, cluster.node_id, cluster.redis_url, keys, node_config.cluster, role, state,
-                             cluster.signer, cluster.register_commands)
+                             cluster.signer, _with_offload(cluster.register_commands, balancing))
         log.info("%s: runs the tenants of %s", name, node.placement.describe())
     try:
         problems = node.load_flow(flow, _parameters(parameter))
@@ -127,11 +134,15 @@ def _run_node(data_dir: Path, flow: Path | None, node_config: NodeConfig, parame
         raise RunError(str(error)) from None
     if agent is not None:
         agent.start()
+    if balancing is not None:
+        balancing.start()
     log.info("%s: running %s from %s; %d component(s) could not start", name, node.flow.root.name or "the flow",
              flow or node.flow_path, len(failures))
     log.info("%s: %s", name, node.controller.status_line())
     stop.wait()
     log.info("%s: stopping", name)
+    if balancing is not None:
+        balancing.stop()
     if agent is not None:
         agent.stop()
     unclosed = node.stop()
@@ -160,3 +171,16 @@ def _parameters(texts: Sequence[str]) -> dict[str, str]:
             raise RunError(f"--parameter expects NAME=VALUE, not {text!r}")
         parameters[name] = value
     return parameters
+
+
+def _with_offload(register: Callable[[CommandListener, StandaloneNode], None] | None,
+                  balancing: LoadBalancing | None) -> Callable[[CommandListener, StandaloneNode], None] | None:
+    """``register`` plus the ``offload`` command, answered by ``balancing`` (when the node load-balances)."""
+    if balancing is None:
+        return register
+
+    def both(listener: CommandListener, node: StandaloneNode) -> None:
+        if register is not None:
+            register(listener, node)
+        listener.register(OFFLOAD_COMMAND, lambda command: balancing.offload())
+    return both

@@ -53,8 +53,9 @@ log = logging.getLogger(__name__)
 class ClusterOptions:
     """How a node joins a cluster: its id, the Redis, the cluster's name, how many candidates end
     the flow election (overriding the node settings), how sealed values are opened, which
-    further commands it answers, the signer that authenticates commands (required) and its
-    labels (the pools of tenants it runs, ``engine.cluster.placement``)."""
+    further commands it answers, the signer that authenticates commands (required), its
+    labels (the pools of tenants it runs, ``engine.cluster.placement``) and what signs and checks
+    its load-balanced transfers (by default a MAC under the command signer's cluster key)."""
 
     node_id: str
     redis_url: str
@@ -64,6 +65,8 @@ class ClusterOptions:
     register_commands: Callable[[CommandListener, StandaloneNode], None] | None = None
     signer: CommandSigner | None = None
     labels: tuple[str, ...] = ()
+    #: Signs and checks load-balanced batches (``engine.balance.trust``): ``(signer, verifier)``.
+    transfer_trust: tuple[object, object] | None = None
 
 
 class ClusterAgent:

@@ -19,6 +19,7 @@ Every key starts with ``flowsite:<cluster>:``:
 | ``state:<component>`` | hash | cluster-scoped state of a component (values, and ``__version``) |
 | ``lb:<node>`` | stream | batches of load-balanced FlowFiles sent to one node (``engine.balance.wire``) |
 | ``lback:<node>`` | stream | the acknowledgements of the batches one node sent |
+| ``removed`` | hash | node id → when an operator removed it (load balancing drops its partitions) |
 """
 
 from __future__ import annotations
@@ -89,3 +90,7 @@ class ClusterKeys:
 
     def load_balance_acks(self, node_id: str) -> str:
         return f"{self.prefix}lback:{node_id}"
+
+    @property
+    def removed(self) -> str:
+        return f"{self.prefix}removed"

@@ -28,7 +28,7 @@ from engine.cluster.bus import CommandBus
 from engine.cluster.keys import ROLES, ClusterKeys
 
 __all__ = ["OFFLOAD_COMMAND", "OPERATOR_OUT", "ClusterView", "Heartbeat", "NodeRecord", "NodeState", "NodeStateError",
-           "NodeView", "read_holder", "remove_node", "request_disconnect", "request_offload", "request_reconnect"]
+           "NodeView", "mark_offloaded", "read_holder", "read_removed", "remove_node", "request_disconnect", "request_offload", "request_reconnect"]
 
 
 class NodeState(str, enum.Enum):
@@ -231,3 +231,20 @@ def remove_node(client: redis.Redis, keys: ClusterKeys, node: str) -> None:
             raise NodeStateError(f"node {node!r} is {record.state.value.lower()}; disconnect it before removing it")
         return None
     _change(client, keys, node, change)
+    client.hset(keys.removed, node, str(time.time()))
+
+
+def read_removed(client: redis.Redis, keys: ClusterKeys) -> set[str]:
+    """The nodes an operator removed (a node that only vanished from ``nodes``, as when Redis
+    restarted empty, is not among them)."""
+    return {(node.decode() if isinstance(node, bytes) else node) for node in client.hkeys(keys.removed)}
+
+
+def mark_offloaded(client: redis.Redis, keys: ClusterKeys, node: str) -> NodeRecord:
+    """The node's own report that it holds no FlowFile any more: OFFLOADING becomes OFFLOADED."""
+    def change(record: NodeRecord) -> NodeRecord:
+        if record.state is not NodeState.OFFLOADING:
+            raise NodeStateError(f"node {node!r} is {record.state.value.lower()}, not offloading")
+        return NodeRecord(node, NodeState.OFFLOADED, "offloaded: it holds no FlowFile", time.time(),
+                          by_operator=True)
+    return _change(client, keys, node, change)
