@@ -20,7 +20,7 @@ import time
 from typing import Callable, Iterable
 
 from engine.confinement import ConfinementSettings, NodeConfinement
-from engine.components import ComponentRegistry, ServiceReference, default_registry
+from engine.components import ComponentRegistry, default_registry
 from engine.flow.loader import FlowDefinitionError, FlowProblem
 from engine.flow.model import ConnectionConfig, FlowDefinition, ProcessGroupConfig
 from engine.flow.validation import check_flow
@@ -64,20 +64,6 @@ log = logging.getLogger(__name__)
 
 class UnknownComponentError(LookupError):
     """No component of the running flow has the identifier asked for."""
-
-
-class _ScopedServices:
-    """The services a component of ``group_id`` may reference: those of its group and above."""
-
-    def __init__(self, controller: FlowController, group_id: str) -> None:
-        self._controller = controller
-        self._group_id = group_id
-
-    def service_reference(self, identifier: str) -> ServiceReference | None:
-        node = self._controller.services.get(identifier)
-        if node is None or node.group_id not in self._controller.ancestors(self._group_id):
-            return None
-        return node.reference()
 
 
 class FlowController:
@@ -187,8 +173,7 @@ class FlowController:
         nodes = self.graph.nodes()
         kept = {identifier: nodes[identifier] for identifier in reuse if identifier in nodes}
         queues = {**self.orphans, **self.graph.queues()}
-        builder = GraphBuilder(self.registry, self.runtime, lambda group_id: _ScopedServices(self, group_id),
-                               self.storage.data_dir / "state" / "services", self.queue_factory)
+        builder = GraphBuilder(self.registry, self.runtime, lambda: self.graph, self.storage.data_dir / "state" / "services", self.queue_factory)
         return builder.build(flow, kept, queues)
 
     def install(self, graph: FlowGraph) -> None:
@@ -277,12 +262,7 @@ class FlowController:
 
     def ancestors(self, group_id: str) -> list[str]:
         """``group_id`` and the groups above it."""
-        chain: list[str] = []
-        current: str | None = group_id
-        while current is not None and current not in chain:
-            chain.append(current)
-            current = self.graph.parents.get(current)
-        return chain
+        return self.graph.ancestors(group_id)
 
     # -- running --------------------------------------------------------------------------
 

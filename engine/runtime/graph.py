@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Mapping, Union
 
-from engine.components import ComponentRegistry, UnknownComponentTypeError
-from engine.components.context import ServiceLookup
+from engine.components import ComponentRegistry, ServiceReference, UnknownComponentTypeError
 from engine.flow.model import ConnectionConfig, FlowDefinition, ProcessGroupConfig
 from engine.flow.parameters import ParameterResolver
 from engine.queue import FlowFileQueue, QueueSettings
@@ -93,6 +92,15 @@ class FlowGraph:
                 return table[identifier]
         return None
 
+    def ancestors(self, group_id: str) -> list[str]:
+        """``group_id`` and the groups above it."""
+        chain: list[str] = []
+        current: str | None = group_id
+        while current is not None and current not in chain:
+            chain.append(current)
+            current = self.parents.get(current)
+        return chain
+
     def nodes(self) -> dict[str, Node]:
         """Every service, processor, funnel and port, by identifier."""
         return {**self.services, **self.processors, **self.funnels, **self.ports}
@@ -119,18 +127,34 @@ class FlowGraph:
         return RunningFlow(self.flow, components, connections)
 
 
+class _ScopedServices:
+    """The services a component of ``group_id`` may reference: those of its group and above, in
+    the graph running when it looks (the one it was built for, once installed)."""
+
+    def __init__(self, running: Callable[[], FlowGraph], group_id: str) -> None:
+        self._running = running
+        self._group_id = group_id
+
+    def service_reference(self, identifier: str) -> ServiceReference | None:
+        graph = self._running()
+        node = graph.services.get(identifier)
+        if node is None or node.group_id not in graph.ancestors(self._group_id):
+            return None
+        return node.reference()
+
+
 class GraphBuilder:
     """Builds the ``FlowGraph`` of a flow definition (see the module docstring).
 
-    ``scope(group_id)`` gives the services a component of that group may reference; ``state_dir``
-    holds each service's own directory.
+    ``running()`` is the graph the node runs, where components look their services up;
+    ``state_dir`` holds each service's own directory.
     """
 
-    def __init__(self, registry: ComponentRegistry, runtime: Runtime, scope: Callable[[str], ServiceLookup],
+    def __init__(self, registry: ComponentRegistry, runtime: Runtime, running: Callable[[], FlowGraph],
                  state_dir: Path, queue_factory: QueueFactory) -> None:
         self._registry = registry
         self._runtime = runtime
-        self._scope = scope
+        self._running = running
         self._state_dir = state_dir
         self._queue_factory = queue_factory
 
@@ -172,12 +196,12 @@ class GraphBuilder:
 
     def _service(self, config, group: ProcessGroupConfig, resolver: ParameterResolver) -> ServiceNode:
         cls = _lookup(self._registry.service, config.type)
-        return ServiceNode(config, cls, self._runtime, self._scope(group.identifier), group, resolver,
+        return ServiceNode(config, cls, self._runtime, _ScopedServices(self._running, group.identifier), group, resolver,
                            self._state_dir / config.identifier)
 
     def _processor(self, config, group: ProcessGroupConfig, resolver: ParameterResolver) -> ProcessorNode:
         cls = _lookup(self._registry.processor, config.type)
-        return ProcessorNode(config, cls, self._runtime, self._scope(group.identifier), group, resolver)
+        return ProcessorNode(config, cls, self._runtime, _ScopedServices(self._running, group.identifier), group, resolver)
 
     def _connect(self, graph: FlowGraph, flow: FlowDefinition, queues: Mapping[str, Any]) -> None:
         """Make every connection and give every processor, funnel and port its connections."""
