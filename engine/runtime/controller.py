@@ -173,7 +173,8 @@ class FlowController:
         nodes = self.graph.nodes()
         kept = {identifier: nodes[identifier] for identifier in reuse if identifier in nodes}
         queues = {**self.orphans, **self.graph.queues()}
-        builder = GraphBuilder(self.registry, self.runtime, lambda: self.graph, self.storage.data_dir / "state" / "services", self.queue_factory)
+        builder = GraphBuilder(self.registry, self.runtime, lambda: self.graph,
+                               self.storage.data_dir / "state" / "services", self.queue_factory)
         return builder.build(flow, kept, queues)
 
     def install(self, graph: FlowGraph) -> None:

@@ -5,7 +5,10 @@ connections between them, each connection over a queue, everything wired.
 the nodes it is given (kept running by an update; they take their new definition, whose run
 states may differ) and hands each connection's queue factory the queue that connection (or an
 orphaned queue of its identifier) had, if any. The factory may return that queue, updated, or
-another one that took its FlowFiles over: the graph never assumes a queue survives.
+another one that took its FlowFiles over: the graph never assumes a queue survives. For a
+connection an update leaves unchanged it should return the queue it was given, as the running
+ends of that connection may hold FlowFiles taken from it; the ends of a changed connection are
+stopped before the graph is built.
 
 A queue factory is any callable ``(ConnectionConfig, queue | None) -> queue``; the queue is
 ``engine.queue.FlowFileQueue`` or anything with its interface. ``FlowFileQueues`` is the
@@ -196,12 +199,13 @@ class GraphBuilder:
 
     def _service(self, config, group: ProcessGroupConfig, resolver: ParameterResolver) -> ServiceNode:
         cls = _lookup(self._registry.service, config.type)
-        return ServiceNode(config, cls, self._runtime, _ScopedServices(self._running, group.identifier), group, resolver,
-                           self._state_dir / config.identifier)
+        scope = _ScopedServices(self._running, group.identifier)
+        return ServiceNode(config, cls, self._runtime, scope, group, resolver, self._state_dir / config.identifier)
 
     def _processor(self, config, group: ProcessGroupConfig, resolver: ParameterResolver) -> ProcessorNode:
         cls = _lookup(self._registry.processor, config.type)
-        return ProcessorNode(config, cls, self._runtime, _ScopedServices(self._running, group.identifier), group, resolver)
+        scope = _ScopedServices(self._running, group.identifier)
+        return ProcessorNode(config, cls, self._runtime, scope, group, resolver)
 
     def _connect(self, graph: FlowGraph, flow: FlowDefinition, queues: Mapping[str, Any]) -> None:
         """Make every connection and give every processor, funnel and port its connections."""
