@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from engine.runtime.config import RuntimeConfig
     from engine.cron import CronSchedule
     from engine.runtime.disk_space import DiskSpaceMonitor
-    from engine.runtime.scheduler import Scheduler
     from engine.runtime.state import LocalStateProvider
     from engine.storage import NodeStorage
 
@@ -122,7 +121,6 @@ class Runtime:
     role: NodeRole
     local_state: LocalStateProvider
     cluster_state: Any = None
-    scheduler: Scheduler | None = None
     #: What sessions do with FlowFiles whose content is damaged (``DamagedContentPolicy``).
     damaged_content: Any = None
     disk_space: DiskSpaceMonitor | None = None
@@ -196,7 +194,8 @@ class Connectable:
         self.penalty_duration = 30.0
         self.primary_only = False
         self._lock = threading.RLock()
-        self._lifecycle = threading.RLock()
+        #: Held across a start, a stop or a terminate, and by whoever (un)schedules the component with it.
+        self.lifecycle = threading.RLock()
         self._stopping = False
         self._unscheduled = False
         self.session_component = SessionComponent(identifier, self.component_type, on_session_end=self._record_session,
@@ -416,8 +415,9 @@ class Connectable:
     # -- life cycle -----------------------------------------------------------------------
 
     def start(self) -> None:
-        """Begin scheduling tasks; the component must be stopped (not disabled) and valid."""
-        with self._lifecycle:
+        """Become RUNNING, for the scheduler to run tasks of; the component must be stopped (not
+        disabled) and valid."""
+        with self.lifecycle:
             with self._lock:
                 if self.state is ScheduledState.DISABLED:
                     raise ComponentStateError(f"{self.describe()} is disabled; enable it first")
@@ -431,23 +431,21 @@ class Connectable:
                 self._stopping = False
                 self._unscheduled = False
             self.on_start()
-            self.runtime.scheduler.add(self)
 
     def stop(self) -> None:
-        """Stop scheduling tasks; running ones finish, then the component is stopped."""
-        with self._lifecycle:
+        """Ask the component to stop: running tasks finish, then the component is stopped."""
+        with self.lifecycle:
             with self._lock:
                 if self.state is not ScheduledState.RUNNING or self._stopping:
                     return
                 self._stopping = True
-            self.runtime.scheduler.remove(self)
             self.on_unschedule()
             with self._lock:
                 self._unscheduled = True
             self._try_complete_stop()
 
     def _try_complete_stop(self) -> None:
-        with self._lifecycle:
+        with self.lifecycle:
             with self._lock:
                 if not (self._stopping and self._unscheduled and not self.active_tasks):
                     return
@@ -456,16 +454,17 @@ class Connectable:
                 self.state = ScheduledState.STOPPED
             self.on_stopped()
 
-    def terminate(self) -> int:
+    def terminate(self) -> list[int]:
         """End the running tasks of a stopping component: their sessions are rolled back and
-        whatever they do afterwards is discarded. Returns how many tasks were terminated.
+        whatever they do afterwards is discarded. Returns the threads of the terminated tasks,
+        for the scheduler to give up.
 
         Returns at once: the tasks stop counting, so the component stops and can start again.
         Python cannot stop a thread: a stuck call goes on in an abandoned thread until it
-        returns (the scheduler replaces that thread at once); a session it holds is rolled back
-        as that call returns, and whatever it does afterwards raises ``TaskTerminatedError``.
+        returns; a session it holds is rolled back as that call returns, and whatever it does
+        afterwards raises ``TaskTerminatedError``.
         """
-        with self._lifecycle:
+        with self.lifecycle:
             with self._lock:
                 if not self._stopping:
                     raise ComponentStateError(f"{self.describe()} must be stopped before its tasks are terminated")
@@ -475,10 +474,9 @@ class Connectable:
                 task.terminated = True
                 for session in task.sessions:
                     session.terminate()
-                self.runtime.scheduler.abandon(task.thread_id)
             self.logger.warning("terminated %d task(s)", len(tasks))
             self._try_complete_stop()
-            return len(tasks)
+            return [task.thread_id for task in tasks]
 
     def enable(self) -> None:
         """Allow the component to be started again."""

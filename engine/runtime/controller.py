@@ -17,13 +17,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Callable
+from typing import Callable, Iterable
 
 from engine.confinement import ConfinementSettings, NodeConfinement
-from engine.components import ComponentRegistry, ServiceReference, UnknownComponentTypeError, default_registry
+from engine.components import ComponentRegistry, default_registry
 from engine.flow.loader import FlowDefinitionError, FlowProblem
-from engine.flow.model import FlowDefinition, ProcessGroupConfig
-from engine.flow.parameters import ParameterResolver
+from engine.flow.model import ConnectionConfig, FlowDefinition, ProcessGroupConfig
 from engine.flow.validation import check_flow
 from engine.damage import DAMAGED_QUEUE_ID, Damage
 from engine.flowfile import FlowFile
@@ -44,6 +43,8 @@ from engine.runtime.connectable import (
 from engine.runtime.disk_space import DiskSpaceConfig, DiskSpaceMonitor
 from engine.runtime.flow_update import update_flow
 from engine.runtime.funnels import FunnelNode, PortNode
+from engine.runtime.graph import FlowFileQueues, FlowGraph, GraphBuilder, QueueFactory, queue_settings
+from engine.runtime.planner import RunningFlow
 from engine.runtime.processor_node import ProcessorNode
 from engine.runtime.scheduler import Scheduler
 from engine.runtime.service_node import ServiceNode
@@ -55,7 +56,6 @@ from engine.runtime.status import (
 )
 from engine.session import DamagedContentPolicy, ProcessSession, SessionComponent
 from engine.storage import NodeStorage
-from engine.units import parse_data_size, parse_duration
 
 __all__ = ["FlowController", "UnknownComponentError"]
 
@@ -64,20 +64,6 @@ log = logging.getLogger(__name__)
 
 class UnknownComponentError(LookupError):
     """No component of the running flow has the identifier asked for."""
-
-
-class _ScopedServices:
-    """The services a component of ``group_id`` may reference: those of its group and above."""
-
-    def __init__(self, controller: FlowController, group_id: str) -> None:
-        self._controller = controller
-        self._group_id = group_id
-
-    def service_reference(self, identifier: str) -> ServiceReference | None:
-        node = self._controller.services.get(identifier)
-        if node is None or node.group_id not in self._controller.ancestors(self._group_id):
-            return None
-        return node.reference()
 
 
 class FlowController:
@@ -94,6 +80,7 @@ class FlowController:
         cluster_state: object | None = None,
         disk_space: DiskSpaceConfig | None = None,
         confinement: ConfinementSettings | None = None,
+        queue_factory: QueueFactory | None = None,
     ) -> None:
         self.storage = storage
         self.registry = registry or default_registry()
@@ -109,18 +96,14 @@ class FlowController:
         damaged = DamagedContentPolicy(self.config.damaged_content, self.damaged_queue,
                                        lambda queue: self.orphans.setdefault(queue.identifier, queue))
         self.runtime = Runtime(storage, self.config, self.clock, self.bulletins, role or NodeRole(),
-                               LocalStateProvider(storage.data_dir / "state" / "local"), cluster_state, self.scheduler,
+                               LocalStateProvider(storage.data_dir / "state" / "local"), cluster_state,
                                damaged_content=damaged, disk_space=self.disk_space,
                                confinement=NodeConfinement(confinement, storage.data_dir))
-        self.flow: FlowDefinition | None = None
-        self.processors: dict[str, ProcessorNode] = {}
-        self.funnels: dict[str, FunnelNode] = {}
-        self.ports: dict[str, PortNode] = {}
-        self.services: dict[str, ServiceNode] = {}
-        self.connections: dict[str, Connection] = {}
+        #: Makes the queue of each connection (see ``engine.runtime.graph``).
+        self.queue_factory: QueueFactory = queue_factory or FlowFileQueues(storage.flowfiles.swap, self.clock.time,
+                                                                            self.config)
+        self.graph = FlowGraph()
         self.orphans: dict[str, FlowFileQueue] = {}
-        self.groups: dict[str, ProcessGroupConfig] = {}
-        self._parents: dict[str, str | None] = {}
         self.on_change: Callable[[], None] | None = None
         self.started_at = time.time()
         self._stop = threading.Event()
@@ -131,7 +114,42 @@ class FlowController:
         """Make damage found in the data directory a bulletin of the node's storage."""
         self.bulletins.post("ERROR", f"storage:{damage.path}", damage.kind, "Storage", "", str(damage))
 
-    # -- building -------------------------------------------------------------------------
+    # -- the graph ------------------------------------------------------------------------
+
+    @property
+    def flow(self) -> FlowDefinition | None:
+        """The flow definition running (None before ``load``)."""
+        return self.graph.flow
+
+    @property
+    def groups(self) -> dict[str, ProcessGroupConfig]:
+        """The flow's process groups, by identifier."""
+        return self.graph.groups
+
+    @property
+    def services(self) -> dict[str, ServiceNode]:
+        """The flow's controller services, by identifier."""
+        return self.graph.services
+
+    @property
+    def processors(self) -> dict[str, ProcessorNode]:
+        """The flow's processors, by identifier."""
+        return self.graph.processors
+
+    @property
+    def funnels(self) -> dict[str, FunnelNode]:
+        """The flow's funnels, by identifier."""
+        return self.graph.funnels
+
+    @property
+    def ports(self) -> dict[str, PortNode]:
+        """The flow's input and output ports, by identifier."""
+        return self.graph.ports
+
+    @property
+    def connections(self) -> dict[str, Connection]:
+        """The flow's connections, by identifier."""
+        return self.graph.connections
 
     def load(self, flow: FlowDefinition, recovered: RecoveredFlowFiles | None = None) -> list[FlowProblem]:
         """Build the flow's components; return the problems that leave components invalid.
@@ -143,82 +161,42 @@ class FlowController:
         problems = check_flow(flow, self.registry)
         if any(problem.fatal for problem in problems):
             raise FlowDefinitionError(problems)
-        self.flow = flow
-        self._index_groups(flow)
-        self.runtime.confinement.set_flow(flow)
-        resolver = ParameterResolver(flow.parameter_contexts)
-        for group in flow.groups():
-            for config in group.controller_services:
-                self.services[config.identifier] = self._new_service(config, group, resolver)
-            for config in group.processors:
-                self.processors[config.identifier] = self._new_processor(config, group, resolver)
-            for config in group.funnels:
-                self.funnels[config.identifier] = FunnelNode(config, self.runtime)
-            for config in group.input_ports + group.output_ports:
-                self.ports[config.identifier] = PortNode(config, self.runtime)
-        for group in flow.groups():
-            for config in group.connections:
-                self.connections[config.identifier] = self._new_connection(config)
-        self._wire()
+        self.install(self.build_graph(flow))
         if recovered is not None:
             self._restore(recovered)
         return [problem for problem in problems if not problem.fatal]
 
-    def _index_groups(self, flow: FlowDefinition) -> None:
-        self.groups.clear()
-        self._parents.clear()
-        for group in flow.groups():
-            self.groups[group.identifier] = group
-            self._parents.setdefault(group.identifier, None)
-            for child in group.process_groups:
-                self._parents[child.identifier] = group.identifier
+    def build_graph(self, flow: FlowDefinition, reuse: Iterable[str] = ()) -> FlowGraph:
+        """The graph of ``flow`` (not installed): the running components and services of
+        identifiers ``reuse`` are taken over; every connection's queue comes from the queue
+        factory, given the queue the running flow (or an orphaned queue) has of its identifier."""
+        nodes = self.graph.nodes()
+        kept = {identifier: nodes[identifier] for identifier in reuse if identifier in nodes}
+        queues = {**self.orphans, **self.graph.queues()}
+        builder = GraphBuilder(self.registry, self.runtime, lambda: self.graph,
+                               self.storage.data_dir / "state" / "services", self.queue_factory)
+        return builder.build(flow, kept, queues)
 
-    def _new_service(self, config, group: ProcessGroupConfig, resolver: ParameterResolver) -> ServiceNode:
-        cls = self._lookup(self.registry.service, config.type)
-        return ServiceNode(config, cls, self.runtime, _ScopedServices(self, group.identifier), group, resolver,
-                           self.storage.data_dir / "state" / "services" / config.identifier)
+    def install(self, graph: FlowGraph) -> None:
+        """Run ``graph`` from now on; orphaned queues of its connections' identifiers are its
+        connections' now. The components of the former graph that ``graph`` does not hold must
+        be stopped (and services disabled) first."""
+        self.graph = graph
+        self.runtime.confinement.set_flow(graph.flow)
+        for identifier in graph.connections:
+            self.orphans.pop(identifier, None)
 
-    def _new_processor(self, config, group: ProcessGroupConfig, resolver: ParameterResolver) -> ProcessorNode:
-        cls = self._lookup(self.registry.processor, config.type)
-        return ProcessorNode(config, cls, self.runtime, _ScopedServices(self, group.identifier), group, resolver)
+    def describe(self) -> RunningFlow:
+        """The running flow as the update planner sees it (``engine.runtime.planner``)."""
+        return self.graph.describe()
 
-    def _new_connection(self, config, queue: FlowFileQueue | None = None) -> Connection:
-        """A connection of ``config``, over ``queue`` (kept from before) or a new one."""
-        if queue is None:
-            queue = FlowFileQueue(config.identifier, self._queue_settings(config), self.storage.flowfiles.swap,
-                                  clock=self.clock.time)
-        else:
-            queue.update_settings(self._queue_settings(config))
-        return Connection(config, self.connectable(config.source.id), self.connectable(config.destination.id), queue)
+    def set_queue_factory(self, factory: QueueFactory) -> None:
+        """Make the queues of connections built from now on with ``factory``."""
+        self.queue_factory = factory
 
-    def _wire(self) -> None:
-        """Give every processor, funnel and port its incoming and outgoing connections."""
-        incoming: dict[str, list[Connection]] = {}
-        outgoing: dict[str, list[Connection]] = {}
-        for connection in self.connections.values():
-            outgoing.setdefault(connection.source.identifier, []).append(connection)
-            incoming.setdefault(connection.destination.identifier, []).append(connection)
-        for node in self.connectables():
-            node.incoming = incoming.get(node.identifier, [])
-            node.outgoing = outgoing.get(node.identifier, [])
-            node.rewire()
-
-    @staticmethod
-    def _lookup(find: Callable[[str], type], name: str) -> type | None:
-        try:
-            return find(name)
-        except UnknownComponentTypeError:
-            return None
-
-    def _queue_settings(self, config) -> QueueSettings:
-        return QueueSettings(
-            back_pressure_object_threshold=config.back_pressure_object_threshold,
-            back_pressure_data_size_threshold=parse_data_size(config.back_pressure_data_size_threshold),
-            expiration=parse_duration(config.flowfile_expiration),
-            prioritizers=tuple(config.prioritizers),
-            swap_threshold=self.config.swap_threshold,
-            swap_batch_size=min(self.config.swap_batch_size, self.config.swap_threshold),
-        )
+    def queue_settings(self, config: ConnectionConfig) -> QueueSettings:
+        """The settings of the queue of connection ``config`` on this node."""
+        return queue_settings(config, self.config)
 
     def _restore(self, recovered: RecoveredFlowFiles) -> None:
         queue_ids = set(recovered.queues) | set(recovered.swap_files)
@@ -252,13 +230,13 @@ class FlowController:
 
     def connectables(self) -> list[Connectable]:
         """Every processor, funnel and port."""
-        return [*self.processors.values(), *self.funnels.values(), *self.ports.values()]
+        return self.graph.connectables()
 
     def connectable(self, identifier: str) -> Connectable:
         """The processor, funnel or port with ``identifier``."""
-        for table in (self.processors, self.funnels, self.ports):
-            if identifier in table:
-                return table[identifier]
+        node = self.graph.connectable(identifier)
+        if node is not None:
+            return node
         raise UnknownComponentError(f"no processor, funnel or port has identifier {identifier!r}")
 
     def processor(self, identifier: str) -> ProcessorNode:
@@ -285,12 +263,7 @@ class FlowController:
 
     def ancestors(self, group_id: str) -> list[str]:
         """``group_id`` and the groups above it."""
-        chain: list[str] = []
-        current: str | None = group_id
-        while current is not None and current not in chain:
-            chain.append(current)
-            current = self._parents.get(current)
-        return chain
+        return self.graph.ancestors(group_id)
 
     # -- running --------------------------------------------------------------------------
 
@@ -307,45 +280,69 @@ class FlowController:
         """Bring every component to the state the flow gives it — enable and disable services,
         start, stop, enable and disable processors and ports, start funnels — and return what
         failed, and why."""
-        failures = []
-        for node in self._services_in_dependency_order():
-            if node.config.scheduled_state == "ENABLED" and node.state != "ENABLED":
-                try:
-                    node.enable()
-                except ComponentStateError as error:
-                    failures.append(str(error))
+        failures = self._enable_saved_services()
         wanted = [*self.ports.values(), *self.processors.values()]
         self.stop_and_wait([node for node in wanted
                             if node.config.scheduled_state != "RUNNING" and node.state is ScheduledState.RUNNING])
         for node in wanted:
-            desired = node.config.scheduled_state
-            try:
-                if desired == "RUNNING":
-                    if node.state is ScheduledState.DISABLED:
-                        node.enable()
-                    node.start()
-                elif desired == "DISABLED":
-                    node.disable()
-                else:
-                    node.enable()
-            except ComponentStateError as error:
-                failures.append(str(error))
+            failures += _attempt(self._take_saved_state, node)
         for node in self.funnels.values():
-            node.start()
+            self.start_component(node)
+        self._disable_unused_services()
+        for failure in failures:
+            log.warning("not started: %s", failure)
+        return failures
+
+    def _enable_saved_services(self) -> list[str]:
+        """Enable the services the flow saved ENABLED; return the refusals."""
+        return [failure for node in self._services_in_dependency_order()
+                if node.config.scheduled_state == "ENABLED" and node.state != "ENABLED"
+                for failure in _attempt(node.enable)]
+
+    def _disable_unused_services(self) -> None:
+        """Disable the services the flow saved DISABLED that no running processor references."""
         for node in reversed(self._services_in_dependency_order()):
             if node.config.scheduled_state == "DISABLED" and node.state == "ENABLED" and not any(
                     p.state is ScheduledState.RUNNING for p in self.referencing(node.identifier)):
                 node.disable()
-        for failure in failures:
-            log.warning("not started: %s", failure)
-        return failures
+
+    def _take_saved_state(self, node: Connectable) -> None:
+        desired = node.config.scheduled_state
+        if desired == "RUNNING":
+            if node.state is ScheduledState.DISABLED:
+                node.enable()
+            self.start_component(node)
+        elif desired == "DISABLED":
+            node.disable()
+        else:
+            node.enable()
+
+    def start_component(self, node: Connectable) -> None:
+        """Start a processor, funnel or port and schedule its tasks."""
+        with node.lifecycle:
+            node.start()
+            self.scheduler.add(node)
+
+    def stop_component(self, node: Connectable) -> None:
+        """Stop scheduling a processor, funnel or port and ask it to stop (running tasks finish)."""
+        with node.lifecycle:
+            self.scheduler.remove(node)
+            node.stop()
+
+    def terminate_component(self, node: Connectable) -> int:
+        """Terminate the tasks of a stopping component (see ``Connectable.terminate``); the
+        scheduler replaces their threads at once. Returns how many tasks were terminated."""
+        threads = node.terminate()
+        for thread_id in threads:
+            self.scheduler.abandon(thread_id)
+        return len(threads)
 
     def stop_and_wait(self, nodes: list[Connectable], timeout: float | None = None) -> None:
         """Stop ``nodes`` and wait (up to the graceful shutdown period) for their running tasks;
         terminate the tasks still running then."""
         timeout = self.config.graceful_shutdown_period if timeout is None else timeout
         for node in nodes:
-            node.stop()
+            self.stop_component(node)
         deadline = time.monotonic() + timeout
         while any(node.active_thread_count for node in nodes) and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -353,7 +350,15 @@ class FlowController:
             if node.stopping:
                 log.warning("%s still runs %d task(s) after %g s; terminating them", node.describe(),
                             node.active_thread_count, timeout)
-                node.terminate()
+                self.terminate_component(node)
+
+    def disable_services(self, identifiers: Iterable[str]) -> None:
+        """Disable the services of ``identifiers``, those referencing others first. The
+        components using them must be stopped."""
+        wanted = set(identifiers)
+        for node in reversed(self._services_in_dependency_order()):
+            if node.identifier in wanted:
+                node.disable()
 
     def _services_in_dependency_order(self) -> list[ServiceNode]:
         ordered: list[ServiceNode] = []
@@ -401,14 +406,14 @@ class FlowController:
     def start_processor(self, identifier: str) -> None:
         """Start a processor (raises InvalidComponentError listing its problems)."""
         node = self.processor(identifier)
-        node.start()
+        self.start_component(node)
         self._save_state(node, "RUNNING")
 
     def stop_processor(self, identifier: str, wait: float = 0.0) -> bool:
         """Stop a processor; with ``wait``, wait up to that many seconds for its tasks to end.
         Returns True once it is stopped (no task running)."""
         node = self.processor(identifier)
-        node.stop()
+        self.stop_component(node)
         self._save_state(node, "ENABLED")
         deadline = time.monotonic() + wait
         while node.stopping and time.monotonic() < deadline:
@@ -429,18 +434,18 @@ class FlowController:
 
     def terminate_processor(self, identifier: str) -> int:
         """Terminate the tasks of a stopping processor (see ``Connectable.terminate``)."""
-        return self.processor(identifier).terminate()
+        return self.terminate_component(self.processor(identifier))
 
     def start_port(self, identifier: str) -> None:
         """Start an input or output port."""
         node = self.connectable(identifier)
-        node.start()
+        self.start_component(node)
         self._save_state(node, "RUNNING")
 
     def stop_port(self, identifier: str) -> None:
         """Stop an input or output port."""
         node = self.connectable(identifier)
-        node.stop()
+        self.stop_component(node)
         self._save_state(node, "ENABLED")
 
     def enable_service(self, identifier: str) -> None:
@@ -462,15 +467,7 @@ class FlowController:
 
     def referencing(self, service_id: str) -> list[ProcessorNode]:
         """The processors whose properties reference a service."""
-        found = []
-        for node in self.processors.values():
-            if node.processor_class is None:
-                continue
-            descriptors = {d.name: d for d in node.processor_class.properties}
-            if any(descriptors.get(name) is not None and descriptors[name].service is not None and value == service_id
-                   for name, value in node.properties.items()):
-                found.append(node)
-        return found
+        return [node for node in self.processors.values() if service_id in node.referenced_services()]
 
     def _save_state(self, node: Connectable | ServiceNode, state: str) -> None:
         config = node.config
@@ -581,3 +578,11 @@ def _drop_event(flowfile: FlowFile, connection_id: str, details: str, now: int) 
         previous_content_claim=flowfile.content_claim, details=details, source_queue_id=connection_id,
     )
 
+
+def _attempt(action: Callable[..., None], *args: object) -> list[str]:
+    """Run ``action``; the refusal it raised, as text, if any."""
+    try:
+        action(*args)
+    except ComponentStateError as error:
+        return [str(error)]
+    return []

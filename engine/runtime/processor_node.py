@@ -117,6 +117,14 @@ class ProcessorNode(Connectable):
 
     # -- validity -------------------------------------------------------------------------
 
+    def referenced_services(self) -> set[str]:
+        """Identifiers of the services this processor's properties reference."""
+        if self.processor_class is None:
+            return set()
+        descriptors = {d.name: d for d in self.processor_class.properties}
+        return {value for name, value in self.properties.items()
+                if value and descriptors.get(name) is not None and descriptors[name].service is not None}
+
     def validate(self) -> list[ValidationProblem]:
         """Every reason the processor cannot start now (empty when it can)."""
         cls = self.processor_class
@@ -167,7 +175,7 @@ class ProcessorNode(Connectable):
     def prepare(self) -> bool:
         if self._scheduled_ok:
             return True
-        with self._lifecycle:
+        with self.lifecycle:
             if self._scheduled_ok:
                 return True
             try:

@@ -141,7 +141,7 @@ class ProcessorTestRunner:
         Raises InvalidComponentError when the processor is invalid.
         """
         if self.node.state is not ScheduledState.RUNNING:
-            self.node.start()
+            self.controller.start_component(self.node)
         outcomes = []
         for _ in range(iterations):
             self.node.yield_expiration = 0.0
@@ -159,7 +159,7 @@ class ProcessorTestRunner:
     def stop(self) -> None:
         """Stop the processor (its on_unscheduled and on_stopped hooks run)."""
         if self.node.state is ScheduledState.RUNNING:
-            self.node.stop()
+            self.controller.stop_component(self.node)
 
     def validate(self) -> list[str]:
         """The processor's problems, as text."""
