@@ -194,6 +194,12 @@ class FlowController:
         """Make the queues of connections built from now on with ``factory``."""
         self.queue_factory = factory
 
+    def refresh_queues(self) -> None:
+        """Ask the queue factory again for every connection's queue, keeping every component (a
+        node that starts or ends an offload changes the kind of its queues). The components at
+        both ends of a connection whose queue changes must be stopped."""
+        self.install(self.build_graph(self.flow, reuse=self.graph.nodes()))
+
     def queue_settings(self, config: ConnectionConfig) -> QueueSettings:
         """The settings of the queue of connection ``config`` on this node."""
         return queue_settings(config, self.config)

@@ -1,7 +1,8 @@
 """``manage.py runnode``: run one node of the dataflow engine until SIGTERM or SIGINT.
 
 A node holds only the secrets it needs: ``FLOWSITE_SENSITIVE_KEY`` (to derive each tenant's key
-and open its sealed values), ``FLOWSITE_CLUSTER_KEY`` (to verify commands) and ``REDIS_URL``. The
+and open its sealed values), ``FLOWSITE_CLUSTER_KEY`` (to verify commands), ``REDIS_URL`` and, where
+the cluster has its own CA, its certificate and key (``workers.transfer_trust``). The
 settings give it no database and no ``SECRET_KEY`` (``FLOWSITE_ROLE=node``); if the environment
 holds them anyway, the node warns and removes them from its environment before any flow runs.
 """
@@ -23,6 +24,7 @@ from flowsite.flows.secrets import master_key
 from workers.commands import NodeCommands
 from workers.confinement import platform_addresses, protected_paths
 from workers.node import node_id, run
+from workers.transfer_trust import TransferTrustError, transfer_trust
 
 
 class Command(BaseCommand):
@@ -56,12 +58,16 @@ class Command(BaseCommand):
             self.stderr.write("warning: runnode with FLOWSITE_ROLE=web holds the control plane's settings (its "
                               "database and SECRET_KEY); nodes run with FLOWSITE_ROLE=node, the default of runnode")
         key = master_key()
+        try:
+            trust = None if standalone else transfer_trust(node_id)
+        except TransferTrustError as error:
+            raise CommandError(str(error)) from None
         cluster = None if standalone else ClusterOptions(
             node_id, settings.REDIS_URL, settings.FLOWSITE_CLUSTER, election_max_candidates,
             unseal=lambda document: open_flow(document, key),
             register_commands=lambda listener, node: NodeCommands(lambda: node.controller, node_id,
                                                                   node=node).register(listener),
-            signer=command_signer(), labels=labels)
+            signer=command_signer(), labels=labels, transfer_trust=trust)
         try:
             run(node_id, data_dir, flow, cluster=cluster, config=config, parameter=parameter,
                 status_interval=status_interval, accept_damage=accept_damage, files_root=files_root,
