@@ -9,11 +9,14 @@ reachable peers) and names a node. The strategies are NiFi's:
   the data of removed nodes.
 - ``SINGLE_NODE``: the first node of the sorted list, so every such connection of every node
   picks the same one, and the persisted list keeps it across restarts; data waits for it.
-- ``PARTITION_BY_ATTRIBUTE``: Java's ``String.hashCode`` of the attribute's value (a missing
-  attribute hashes to 0, so it is a value like any other), then jump consistent hashing
-  (Lamping and Veach, as Guava's ``Hashing.consistentHash`` and NiFi) over the sorted list.
-  Jump hashing needs no ring or virtual nodes and, when a node is added at the end of the
-  list, moves only the keys that now belong to it (about 1/N of them). Data waits for a node
+- ``PARTITION_BY_ATTRIBUTE``: rendezvous (highest random weight) hashing of the attribute's
+  value over the node list: each node scores the value (a 64-bit hash of the value mixed with
+  one of the node's id) and the highest score wins. A missing attribute is a value of its own, so all such FlowFiles meet on
+  one node. Unlike NiFi's jump consistent hashing over the sorted node list — which moves only
+  1/N of the keys when a node sorts last and many more when it sorts between existing ones, or
+  when any but the last node leaves — rendezvous hashing moves exactly the keys the change must
+  move whatever the node ids: the keys a new node now wins, or the keys of a node that left. It
+  costs one hash per node and value; values seen recently are remembered. Data waits for a node
   that is away rather than failing over, so a key never lands on two nodes.
 - ``OFFLOAD``: round robin over the other nodes, reachable ones first (used while this node
   offloads; never this node while there is another).
@@ -21,6 +24,8 @@ reachable peers) and names a node. The strategies are NiFi's:
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import itertools
 from typing import TYPE_CHECKING, Protocol
 
@@ -32,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DO_NOT_LOAD_BALANCE", "OFFLOAD", "PARTITION_BY_ATTRIBUTE", "ROUND_ROBIN", "SINGLE_NODE", "STRATEGIES",
     "AttributePartitioner", "FirstNodePartitioner", "LocalPartitioner", "OffloadPartitioner", "Partitioner",
-    "RoundRobinPartitioner", "java_string_hash", "jump_consistent_hash", "make_partitioner",
+    "RoundRobinPartitioner", "make_partitioner", "rendezvous_node",
 ]
 
 DO_NOT_LOAD_BALANCE = "DO_NOT_LOAD_BALANCE"
@@ -43,33 +48,37 @@ OFFLOAD = "OFFLOAD"
 #: The strategies a connection can be configured with (OFFLOAD is the node's, not a connection's).
 STRATEGIES = (DO_NOT_LOAD_BALANCE, ROUND_ROBIN, SINGLE_NODE, PARTITION_BY_ATTRIBUTE)
 
+_MISSING = b"\x00missing"
+_SCORE_CACHE = 65_536
+
+
 _MASK64 = (1 << 64) - 1
-_LCG = 2862933555777941757
 
 
-def java_string_hash(value: str) -> int:
-    """Java's ``String.hashCode``: 31-polynomial over the UTF-16 code units, as a signed 32-bit int."""
-    units = value.encode("utf-16-be", "surrogatepass")
-    h = 0
-    for index in range(0, len(units), 2):
-        h = (31 * h + (units[index] << 8 | units[index + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
+@functools.lru_cache(maxsize=64)
+def _node_seeds(nodes: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+    return tuple((node, int.from_bytes(hashlib.blake2b(node.encode(), digest_size=8).digest(), "big"))
+                 for node in nodes)
 
 
-def jump_consistent_hash(key: int, buckets: int) -> int:
-    """The bucket in ``[0, buckets)`` of a 64-bit ``key`` (Lamping and Veach; Guava's consistentHash).
+@functools.lru_cache(maxsize=_SCORE_CACHE)
+def rendezvous_node(value: str | None, nodes: tuple[str, ...]) -> str:
+    """The node of ``nodes`` (non-empty) that scores ``value`` highest (None: a missing attribute).
 
-    A negative key is taken as its two's complement, as Java widens an int to a long.
+    A node's score is the SplitMix64 finaliser of the value's 64-bit BLAKE2b hash XOR the node's
+    own hash: one strong hash per value, a cheap independent-looking mix per node.
     """
-    if buckets < 1:
-        raise ValueError("jump consistent hashing needs at least one bucket")
-    key &= _MASK64
-    bucket, candidate = -1, 0
-    while candidate < buckets:
-        bucket = candidate
-        key = (key * _LCG + 1) & _MASK64
-        candidate = int((bucket + 1) * ((1 << 31) / ((key >> 33) + 1)))
-    return bucket
+    data = _MISSING if value is None else b"\x01" + value.encode("utf-8", "surrogatepass")
+    hashed = int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "big")
+    best, best_score = nodes[0], -1
+    for node, seed in _node_seeds(nodes):
+        x = hashed ^ seed
+        x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+        x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _MASK64
+        x ^= x >> 31
+        if x > best_score:
+            best, best_score = node, x
+    return best
 
 
 class Partitioner(Protocol):
@@ -131,7 +140,7 @@ class FirstNodePartitioner:
 
 
 class AttributePartitioner:
-    """PARTITION_BY_ATTRIBUTE: jump consistent hash of the attribute value's Java hash code."""
+    """PARTITION_BY_ATTRIBUTE: rendezvous hashing of the attribute's value (see the module docstring)."""
 
     strategy = PARTITION_BY_ATTRIBUTE
     rebalance_on_resize = True
@@ -145,8 +154,7 @@ class AttributePartitioner:
         if not topology.nodes:
             return topology.local_node
         value = flowfile.attributes.get(self.attribute) if flowfile is not None else None
-        key = java_string_hash(value) if value is not None else 0
-        return topology.nodes[jump_consistent_hash(key, len(topology.nodes))]
+        return rendezvous_node(value, topology.nodes)
 
 
 class OffloadPartitioner:

@@ -1,4 +1,4 @@
-"""The partitioners: Java-compatible hashing, jump consistent hashing and each strategy's choice."""
+"""The partitioners: rendezvous hashing, and each strategy's choice."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 from engine.balance.partitioners import (
     OFFLOAD, PARTITION_BY_ATTRIBUTE, ROUND_ROBIN, SINGLE_NODE, AttributePartitioner, FirstNodePartitioner,
-    OffloadPartitioner, RoundRobinPartitioner, java_string_hash, jump_consistent_hash, make_partitioner,
+    OffloadPartitioner, RoundRobinPartitioner, make_partitioner, rendezvous_node,
 )
 from engine.balance.topology import ClusterTopology
 from engine.flowfile import FlowFile
@@ -21,20 +21,28 @@ def flowfile(**attributes) -> FlowFile:
 THREE = ClusterTopology("b", ("c", "a", "b"), frozenset({"a", "c"}))
 
 
-def test_java_string_hash_matches_java():
-    assert java_string_hash("") == 0
-    assert java_string_hash("hello") == 99162322
-    assert java_string_hash("polygenelubricants") == -(1 << 31)  # overflows to Integer.MIN_VALUE
-    # Outside the BMP Java hashes the two UTF-16 surrogates: 0xD83D * 31 + 0xDE00.
-    assert java_string_hash("\U0001F600") == 0xD83D * 31 + 0xDE00
+def test_rendezvous_is_deterministic_and_spreads_evenly():
+    nodes = ("a", "b", "c")
+    assert rendezvous_node("alice", nodes) == rendezvous_node("alice", ("a", "b", "c"))
+    counts = Counter(rendezvous_node.__wrapped__(f"v{n}", nodes) for n in range(30_000))
+    assert all(9_400 <= count <= 10_600 for count in counts.values()), counts
 
 
-def test_jump_consistent_hash_matches_guava():
-    # Guava's HashingTest.testConsistentHash_linearCongruentialGeneratorCompatibility.
-    assert [jump_consistent_hash(key, 100) for key in range(1, 6)] == [55, 62, 8, 45, 59]
-    assert all(jump_consistent_hash(-5, n) == jump_consistent_hash((1 << 64) - 5, n) for n in (1, 7, 100))
-    with pytest.raises(ValueError):
-        jump_consistent_hash(1, 0)
+def test_removing_any_node_moves_only_its_keys():
+    four = ("a", "b", "c", "d")
+    before = {n: rendezvous_node(f"key-{n}", four) for n in range(10_000)}
+    for gone in four:
+        rest = tuple(node for node in four if node != gone)
+        moved = {n for n in before if rendezvous_node(f"key-{n}", rest) != before[n]}
+        assert moved == {n for n, node in before.items() if node == gone}
+
+
+def test_a_node_sorting_between_others_moves_only_the_keys_it_takes():
+    before = {n: rendezvous_node(f"key-{n}", ("node-1", "node-3", "node-5")) for n in range(10_000)}
+    after = {n: rendezvous_node(f"key-{n}", ("node-1", "node-2", "node-3", "node-5")) for n in range(10_000)}
+    moved = [n for n in before if before[n] != after[n]]
+    assert {after[n] for n in moved} == {"node-2"}
+    assert 2_250 <= len(moved) <= 2_750
 
 
 def test_equal_values_go_to_the_same_node_and_a_missing_attribute_is_a_value():
@@ -43,8 +51,8 @@ def test_equal_values_go_to_the_same_node_and_a_missing_attribute_is_a_value():
         nodes = {partitioner.partition(flowfile(customer=value, other=str(n)), THREE) for n in range(20)}
         assert len(nodes) == 1
     missing = {partitioner.partition(flowfile(other=str(n)), THREE) for n in range(20)}
-    assert missing == {THREE.nodes[jump_consistent_hash(0, 3)]}
-    assert partitioner.partition(flowfile(customer=""), THREE) == next(iter(missing))  # "".hashCode() is 0 too
+    assert missing == {rendezvous_node(None, THREE.nodes)}
+    assert len(missing) == 1
 
 
 def test_a_fourth_node_moves_about_a_quarter_of_the_keys_and_only_to_itself():
