@@ -42,6 +42,7 @@ __all__ = ["BalanceSettings", "LoadBalancing"]
 log = logging.getLogger(__name__)
 
 _LEAVING = (NodeState.OFFLOADING.value, NodeState.OFFLOADED.value)
+_REMOVED = "REMOVED"
 
 
 @dataclass(frozen=True)
@@ -193,15 +194,18 @@ class LoadBalancing:
             if node == self.node_id:
                 continue
             state = seen.state
-            if state == NodeState.CONNECTED.value and seen.heartbeat is None:
+            if node in removed:  # an operator removed it; it is back only once connected again
+                if state == NodeState.CONNECTED.value:
+                    self._client.hdel(self.keys.removed, node)
+                else:
+                    state = _REMOVED
+            elif state == NodeState.CONNECTED.value and seen.heartbeat is None:
                 state = NodeState.DISCONNECTED.value
-            if state == NodeState.CONNECTED.value and node in removed:  # an operator's removal is over
-                self._client.hdel(self.keys.removed, node)
-            if state in _LEAVING or state == NodeState.CONNECTED.value or node in self.store.current.nodes:
+            if state in _LEAVING or state in (_REMOVED, NodeState.CONNECTED.value) or node in self.store.current.nodes:
                 self.store.node_state_changed(node, state)
         for node in self.store.current.peers:
             if node not in view.nodes:
-                self.store.node_state_changed(node, "REMOVED" if node in removed else NodeState.DISCONNECTED.value)
+                self.store.node_state_changed(node, _REMOVED if node in removed else NodeState.DISCONNECTED.value)
 
     # -- offload --------------------------------------------------------------------------
 
