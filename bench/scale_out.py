@@ -1,7 +1,8 @@
 """Scale-out: the runtime benchmark's flow on one node and on two nodes of one machine, same run.
 
-Run with ``python -m bench.scale_out [--seconds S] [--warmup S] [--threads N] [--output-dir DIR]``
-(``redis-server`` on the path; no database: nodes have none). The flow is ``bench.flow_throughput``'s
+Run with ``python -m bench.scale_out [--seconds S] [--warmup S] [--threads N] [--rounds N]
+[--variants one,all,primary,local] [--output-dir DIR] [--profile DIR]`` (``redis-server`` on the
+path; no database: nodes have none; ``--profile`` needs py-spy in the virtualenv). The flow is ``bench.flow_throughput``'s
 — GenerateFlowFile (1 KiB, batches of 100) → UpdateAttribute → RouteOnAttribute → PutFile, the
 FlowFile repository on the ``grouped`` sync policy, provenance recorded — with a ROUND_ROBIN
 connection after the source. Each variant is a fresh cluster of ``manage.py runnode`` processes
@@ -120,6 +121,11 @@ def run_variant(root: Path, server: RedisServer, variant: Variant, name: str, ou
         queues = _queues(bus, names)
     finally:
         cluster.stop_all()
+    warnings = {node: [line for line in cluster.nodes[node].lines if " WARNING " in line or " ERROR " in line]
+                for node in names}
+    for node, lines in warnings.items():
+        if lines:
+            print(f"  {node} logged {len(lines)} warning(s)/error(s), the last: {lines[-1].strip()}")
     elapsed = end - start
     per_node = {node: (after[node] - before[node]) / elapsed for node in names}
     rate = sum(per_node.values())
@@ -174,7 +180,8 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=10.0)
     parser.add_argument("--threads", type=int, default=10,
                         help="each node's max timer-driven threads (default 10, the node's default)")
-    parser.add_argument("--output-dir", type=Path, help="where PutFile writes (default: in the scratch directory; nodes refuse /dev, so not /dev/shm)")
+    parser.add_argument("--output-dir", type=Path,
+                        help="where PutFile writes (default: in the scratch directory; nodes refuse /dev/shm)")
     parser.add_argument("--variants", default="one,all,primary,local",
                         help=f"which variants to run, in order (default all: {','.join(VARIANTS)})")
     parser.add_argument("--profile", type=Path, metavar="DIR",
@@ -215,7 +222,9 @@ def main() -> None:
                 if key in rates:
                     mean = sum(rates[key]) / len(rates[key])
                     ratio = mean / one
-                    verdict = f"; target >= {TARGET:g}: {'met' if ratio >= TARGET else 'missed'}" if key == "all" else ""
+                    verdict = ""
+                    if key == "all":
+                        verdict = f"; target >= {TARGET:g}: {'met' if ratio >= TARGET else 'missed'}"
                     print(f"{VARIANTS[key].name}, mean of {len(rates[key])}: {mean:,.0f} FlowFiles/s, "
                           f"{ratio:.2f} x 1 node{verdict}")
         print(f"load average after: {', '.join(f'{value:.2f}' for value in psutil.getloadavg())}")
