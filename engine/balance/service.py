@@ -247,14 +247,17 @@ class LoadBalancing:
         return sum(connection.queue.size().total_count for connection in controller.connections.values())
 
     def _report_when_empty(self) -> None:
-        if self._offload_reported or self._queued():
-            return
-        try:
-            mark_offloaded(self._redis_client(), self.keys, self.node_id)
-        except NodeStateError as error:  # reconnected meanwhile
-            log.info("node %s: offload not reported: %s", self.node_id, error)
-            return
-        self._offload_reported = True
+        # Under the offload lock: while ``_begin_offload`` rebuilds the queues, the old ones are
+        # already drained and the new ones not yet installed, so the node would look empty.
+        with self._offload_lock:
+            if self._offload_reported or not self._offloading or self._queued():
+                return
+            try:
+                mark_offloaded(self._redis_client(), self.keys, self.node_id)
+            except NodeStateError as error:  # reconnected meanwhile
+                log.info("node %s: offload not reported: %s", self.node_id, error)
+                return
+            self._offload_reported = True
         log.info("node %s: offloaded: it holds no FlowFile", self.node_id)
 
     def _redis_client(self) -> redis.Redis:
