@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.balance.partitioners import java_string_hash, jump_consistent_hash
+from engine.balance.partitioners import rendezvous_node
 from engine.balance.topology import TOPOLOGY_FILE
 from engine.cluster.bus import CommandBus
 from engine.cluster.records import remove_node, request_disconnect, request_offload
@@ -35,8 +35,7 @@ def dirs(tmp_path):
 
 def owner(value: str | None, nodes) -> str:
     """The node PARTITION_BY_ATTRIBUTE gives ``value`` (None: the attribute is missing) over ``nodes``."""
-    ordered = sorted(nodes)
-    return ordered[jump_consistent_hash(java_string_hash(value) if value is not None else 0, len(ordered))]
+    return rendezvous_node(value, tuple(sorted(nodes)))
 
 
 def key_of(name: str) -> str:
