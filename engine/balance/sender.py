@@ -5,7 +5,9 @@ from that peer's remote partition of every load-balanced connection, in turn, an
 to the peer's stream (``engine.balance.wire``), waiting before each entry while the stream
 holds ``stream_cap`` entries. The FlowFiles stay unacknowledged in their partition until the
 peer answers; up to ``window`` batches are in flight at once, and the entries of a batch are
-written in pipelines (as many as the stream has room for, one round trip). The batches
+written in pipelines (one round trip for as many as this node's share of the room left in the
+stream: the room divided among the nodes that may write to it, so that the stream never holds
+more than ``stream_cap`` plus one entry per other sender, as with one XADD at a time). The batches
 accepted by the time the worker looks are then ended together: one WAL transaction of DELETE
 records, then SEND ("Re-distributed for Load-balanced connection") and DROP events, then the
 partitions acknowledged. A refused batch, one not answered within ``ack_timeout``, or one Redis failed to
@@ -341,7 +343,7 @@ class TransferSender:
         transfer_id = uuid_module.uuid4().hex
         attempt = os.urandom(6).hex()
         batch.key = f"{transfer_id}:{attempt}"
-        metas = [_new(FlowFileMeta, (f.uuid, f.attributes, f.entry_date, f.lineage_start_date, f.penalty_expiration,
+        metas = [_new(FlowFileMeta, (f.uuid, _plain(f.attributes), f.entry_date, f.lineage_start_date, f.penalty_expiration,
                                      f.content_claim.length if f.content_claim is not None else -1))
                  for f in batch.flowfiles]
         header = Header(transfer_id, attempt, batch.connection_id, self.node_id, batch.compression,
@@ -359,11 +361,14 @@ class TransferSender:
     def _add_all(self, client: redis.Redis, stream: str, entries: Iterator[dict[bytes, bytes]],
                  deadline: float) -> None:
         """XADD ``entries`` in pipelines, never past ``stream_cap`` entries in the stream: each
-        pipeline holds what the stream has room for (up to about ``_PIPELINE_BYTES``)."""
+        pipeline holds this node's share of the room left (up to about ``_PIPELINE_BYTES``)."""
+        senders = max(1, len(self._reachable()))  # the peers: every one of them may write to this stream
         pause = 0.001
         entry = next(entries, None)
         while entry is not None:
             room = self.stream_cap - client.xlen(stream)
+            if room > 0:
+                room = max(1, room // senders)
             if room <= 0:
                 if time.monotonic() > deadline or self._stop.is_set():
                     raise TransferTimeout(f"stream {stream} stayed at its cap of {self.stream_cap} entries")
@@ -481,3 +486,7 @@ def _entries(encoder: BatchEncoder, chunks: Iterator[bytes | bytearray], packed:
     for chunk in chunks:
         yield encoder.chunk_entry(chunk)
     yield encoder.end_entry()
+
+
+def _plain(attributes: Mapping[str, str]) -> dict[str, str]:
+    return attributes if type(attributes) is dict else dict(attributes)
