@@ -3,11 +3,12 @@
 One thread reads this node's stream (consumer group ``lb``, recreated when Redis lost it) and
 reassembles each batch: the header is checked (replayed keys and unknown connections are
 refused), the contents are written as they arrive into one content claim for the batch, and at
-the end the digest and the sender's signature are verified. Then, in this order: the content
-is synced, ONE FlowFile-repository transaction creates the FlowFiles (new ids and uuids; the
-attributes, entry date, lineage start and penalty kept) together with a transfer mark per
-FlowFile (``<sender node>:<sender uuid>``), the RECEIVE events are registered, the FlowFiles
-join the connection's queue, and the sender is acknowledged. A FlowFile whose mark is already
+the end the digest and the sender's signature are verified. The batches completed by one read
+of the stream are then committed together, in this order: their content is synced, ONE
+FlowFile-repository transaction creates the FlowFiles (new ids and uuids; the attributes, entry
+date, lineage start and penalty kept) together with a transfer mark per FlowFile (``<sender
+node>:<sender uuid>``), the RECEIVE events are registered, the FlowFiles join their
+connections' queues, and only then are the senders acknowledged. A FlowFile whose mark is already
 in the log (a batch sent again after its acknowledgement was lost) is not created again, but
 is acknowledged. Every entry is acknowledged and deleted from the stream once read, so the
 stream only holds what was not read yet (what bounds Redis memory); a batch cut short (the
@@ -18,9 +19,9 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import threading
 import time
-import uuid as uuid_module
 from typing import Any, Callable
 
 import redis
@@ -47,6 +48,7 @@ log = logging.getLogger(__name__)
 GROUP = "lb"
 COMPONENT_TYPE = "Load Balanced Connection"
 _CREATE = UpdateType.CREATE
+_MARK = UpdateType.TRANSFER_RECEIVED
 _new = tuple.__new__
 _queue_date_index = itertools.count()
 
@@ -76,6 +78,7 @@ class _Incoming:
         self.offsets: dict[int, int] = {}
         self.crcs: dict[int, int] = {}
         self.skip: set[int] = set()
+        self.claimants = 0
         self.refusal: str | None = None
         self.failure: BaseException | None = None
 
@@ -122,6 +125,8 @@ class TransferReceiver:
         self._clock = clock
         self.stream = keys.load_balance(node_id)
         self._incoming: dict[str, _Incoming] = {}
+        self._complete: list[_Incoming] = []  # verified, to be committed with the rest of this read
+        self._answers: list[tuple[Header, bool, str]] = []  # acknowledgements to send after the commit
         self._seen: dict[str, float] = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -167,6 +172,8 @@ class TransferReceiver:
                     backlog = False
                 for entry_id, fields in entries:
                     self._handle(entry_id, fields)
+                self._commit_complete()
+                self._send_answers()
                 if entries:
                     ids = [entry_id for entry_id, _ in entries]
                     with client.pipeline(transaction=False) as pipe:
@@ -238,12 +245,12 @@ class TransferReceiver:
             return
         try:
             if entry.kind == PACKED:
-                header, chunk, end = decode_packed(entry.payload, self._limits, where)
+                header, chunk, end, codec = decode_packed(entry.payload, self._limits, where)
                 incoming = self._begin(entry.key, header, where)
                 if incoming is None:
                     return
                 if chunk is not None:
-                    self._chunk(incoming, chunk, where)
+                    self._chunk(incoming, chunk, codec, where)
                 self._end(incoming, end, where)
             elif entry.kind == HEADER:
                 self._begin(entry.key, entry.payload, where)
@@ -255,7 +262,7 @@ class TransferReceiver:
                     if entry.sequence != incoming.digest.chunks + 1:
                         raise WireError(f"{where}: chunk {entry.sequence} of batch {entry.key} arrived when chunk "
                                         f"{incoming.digest.chunks + 1} was expected")
-                    self._chunk(incoming, entry.payload, where)
+                    self._chunk(incoming, entry.payload, entry.codec, where)
                 elif entry.kind == END:
                     self._end(incoming, entry.payload, where)
         except WireError as error:
@@ -263,7 +270,7 @@ class TransferReceiver:
             incoming = self._incoming.pop(entry.key, None)
             if incoming is not None:
                 self._discard(incoming)
-                self._acknowledge(incoming.header, False, str(error))
+                self._answers.append((incoming.header, False, str(error)))
 
     def _begin(self, key: str, payload: bytes, where: str) -> _Incoming | None:
         header = decode_header(payload, self._limits, where)
@@ -288,27 +295,37 @@ class TransferReceiver:
             incoming.skip = {i for i, meta in enumerate(header.flowfiles) if was_received(f"{sender}:{meta.uuid}")}
         return incoming
 
-    def _chunk(self, incoming: _Incoming, payload: bytes, where: str) -> None:
-        incoming.digest.chunk(payload)
-        data = decode_chunk(payload, incoming.header, self._limits, where)
-        store = incoming.refusal is None and incoming.failure is None
+    def _chunk(self, incoming: _Incoming, payload: bytes, codec: int, where: str) -> None:
+        incoming.digest.chunk(payload, codec)
+        data = decode_chunk(payload, codec, incoming.header, self._limits, where)
+        pieces = list(incoming.splitter.feed(data, where))
+        if incoming.refusal is not None or incoming.failure is not None:
+            return
         offsets, crcs, skip = incoming.offsets, incoming.crcs, incoming.skip
-        for index, piece in incoming.splitter.feed(data, where):
-            if not store or index in skip:
-                continue
-            try:
-                writer = incoming.writer
-                if writer is None:
-                    writer = incoming.writer = self._storage.content.open_writer(checksum=False)
+        try:
+            writer = incoming.writer
+            if writer is None:
+                writer = incoming.writer = self._storage.content.open_writer(checksum=False)
+            if not skip:
+                # The usual case: the whole chunk in one write, each FlowFile's place noted.
+                position = writer.bytes_written
+                writer.write(data)
+                for index, piece in pieces:
+                    if index not in offsets:
+                        offsets[index] = position
+                    position += len(piece)
+                    crcs[index] = crc32(piece, crcs.get(index, 0))
+                return
+            for index, piece in pieces:
+                if index in skip:
+                    continue
                 if index not in offsets:
                     offsets[index] = writer.bytes_written
                 writer.write(piece)
-            except OSError as error:
-                incoming.failure = error
-                self._discard(incoming)
-                store = False
-                continue
-            crcs[index] = crc32(piece, crcs.get(index, 0))
+                crcs[index] = crc32(piece, crcs.get(index, 0))
+        except OSError as error:
+            incoming.failure = error
+            self._discard(incoming)
 
     def _end(self, incoming: _Incoming, payload: bytes, where: str) -> None:
         header = incoming.header
@@ -328,13 +345,17 @@ class TransferReceiver:
         if refusal is None and incoming.failure is not None:
             refusal = f"this node could not store its content: {incoming.failure}"
         if refusal is None:
-            refusal = self._commit(incoming)
-        if refusal is not None:
-            self._discard(incoming)
-            self._bulletin("WARN", header.connection_id,
-                           f"refused load-balanced batch {header.key} of {len(header.flowfiles)} FlowFile(s) from node "
-                           f"{header.sender}: {refusal}")
-        self._acknowledge(header, refusal is None, refusal or "")
+            self._complete.append(incoming)
+        else:
+            self._refuse(incoming, refusal)
+
+    def _refuse(self, incoming: _Incoming, refusal: str) -> None:
+        header = incoming.header
+        self._discard(incoming)
+        self._bulletin("WARN", header.connection_id,
+                       f"refused load-balanced batch {header.key} of {len(header.flowfiles)} FlowFile(s) from node "
+                       f"{header.sender}: {refusal}")
+        self._answers.append((header, False, refusal))
 
     def _discard(self, incoming: _Incoming) -> None:
         if incoming.writer is not None:
@@ -343,44 +364,86 @@ class TransferReceiver:
 
     # -- commit ----------------------------------------------------------------------------
 
-    def _commit(self, incoming: _Incoming) -> str | None:
-        """Make the batch's FlowFiles durable and queued; None, or why it could not be done."""
-        header = incoming.header
-        queue = self._queue_lookup(header.connection_id)
-        if queue is None:
-            return f"this node has no connection {header.connection_id}"
+    def _commit_complete(self) -> None:
+        """Commit every batch completed by this read in one transaction (see the module docstring)."""
+        batches, self._complete = self._complete, []
+        if not batches:
+            return
         storage = self._storage
-        base: ContentClaim | None = None
-        try:
-            if incoming.writer is not None:
-                base = incoming.writer.close()
-                incoming.writer = None
-                if storage.flowfiles.sync_policy is not SyncPolicy.OS:
-                    storage.content.sync([base.resource_claim])
-        except OSError as error:
-            if base is not None:
-                storage.claims.decrement(base.resource_claim)
-            return f"this node could not store its content: {error}"
+        ready: list[tuple[_Incoming, Any, ContentClaim | None]] = []
+        for incoming in batches:
+            queue = self._queue_lookup(incoming.header.connection_id)
+            if queue is None:
+                self._refuse(incoming, f"this node has no connection {incoming.header.connection_id}")
+                continue
+            try:
+                base = incoming.writer.close() if incoming.writer is not None else None
+            except OSError as error:
+                self._refuse(incoming, f"this node could not store its content: {error}")
+                continue
+            incoming.writer = None
+            ready.append((incoming, queue, base))
+        written = [base.resource_claim for _, _, base in ready if base is not None]
+        if written and storage.flowfiles.sync_policy is not SyncPolicy.OS:
+            try:
+                storage.content.sync(written)
+            except OSError as error:
+                self._give_up(ready, f"this node could not store its content: {error}")
+                return
         now = int(self._clock() * 1000)
-        sender, connection_id = header.sender, header.connection_id
-        resource = base.resource_claim if base is not None else None
-        offsets, crcs, skip = incoming.offsets, incoming.crcs, incoming.skip
-        next_id = storage.flowfiles.next_id
-        uri = transit_uri(sender, connection_id)
         records: list[RepositoryRecord] = []
         marks: list[RepositoryRecord] = []
         events: list[ProvenanceEvent] = []
+        queued: list[tuple[Any, list[FlowFile]]] = []
+        taken: set[str] = set()  # marks of this commit: the same FlowFile twice in one read is created once
+        for incoming, queue, base in ready:
+            flowfiles = self._flowfiles(incoming, base, now, taken, records, marks, events)
+            queued.append((queue, flowfiles))
+        try:
+            storage.flowfiles.update(records + marks)
+        except Exception as error:
+            self._give_up(ready, f"this node could not commit it: {error}", counted=True)
+            return
+        if events:
+            try:
+                storage.provenance.register_events(events)
+            except Exception:
+                log.exception("the RECEIVE events of %d load-balanced batch(es) could not be recorded", len(ready))
+        for queue, flowfiles in queued:
+            if flowfiles:
+                receive = getattr(queue, "receive_from_peer", None)
+                (receive or queue.put_all)(flowfiles)
+            self.flowfiles_created += len(flowfiles)
+        self.batches_committed += len(ready)
+        self._answers.extend((incoming.header, True, "") for incoming, _, _ in ready)
+
+    def _flowfiles(self, incoming: _Incoming, base: ContentClaim | None, now: int, taken: set[str],
+                   records: list[RepositoryRecord], marks: list[RepositoryRecord],
+                   events: list[ProvenanceEvent]) -> list[FlowFile]:
+        """The FlowFiles of one batch, their CREATE records, marks and RECEIVE events appended."""
+        header = incoming.header
+        sender, connection_id = header.sender, header.connection_id
+        resource = base.resource_claim if base is not None else None
+        start = base.offset if base is not None else 0
+        offsets, crcs, skip = incoming.offsets, incoming.crcs, incoming.skip
+        next_id = self._storage.flowfiles.next_id
+        uri = transit_uri(sender, connection_id)
+        metas = header.flowfiles
+        uuids = _uuid4s(len(metas))
         flowfiles: list[FlowFile] = []
-        for index, meta in enumerate(header.flowfiles):
+        with_content = 0
+        for index, meta in enumerate(metas):
             key = f"{sender}:{meta.uuid}"
-            if index in skip:
+            if index in skip or key in taken:
                 continue
-            marks.append(RepositoryRecord(UpdateType.TRANSFER_RECEIVED, None, mark=(key, now)))
+            taken.add(key)
+            marks.append(_new(RepositoryRecord, (_MARK, None, None, None, None, None, (key, now))))
             claim = None
             if meta.size > 0:
-                claim = _new(ContentClaim, (resource, base.offset + offsets[index], meta.size, crcs[index]))
+                claim = _new(ContentClaim, (resource, start + offsets[index], meta.size, crcs[index]))
+                with_content += 1
             new_id = next_id()
-            new_uuid = str(uuid_module.uuid4())
+            new_uuid = uuids[index]
             attributes = dict(meta.attributes)
             attributes["uuid"] = new_uuid
             flowfile = _new(FlowFile, (new_id, new_uuid, attributes, claim, meta.entry_date, meta.lineage_start_date,
@@ -391,38 +454,52 @@ class TransferReceiver:
                 E.RECEIVE, now, new_uuid, connection_id, COMPONENT_TYPE, meta.entry_date, meta.lineage_start_date,
                 (), (), {}, attributes, None, claim, None, None, uri, meta.uuid, None, None, -1, -1,
             )))
-        with_content = sum(1 for f in flowfiles if f.content_claim is not None)
-        if with_content > 1:
-            # The writer counted the batch's claim once; every FlowFile pointing into it counts.
-            storage.claims.increment(resource, with_content - 1)
-        try:
-            storage.flowfiles.update(records + marks)
-        except Exception as error:
-            if resource is not None and with_content:
-                storage.claims.decrement(resource, with_content)
-            return f"this node could not commit it: {error}"
-        if events:
-            try:
-                storage.provenance.register_events(events)
-            except Exception:
-                log.exception("the RECEIVE events of load-balanced batch %s could not be recorded", header.key)
-        if flowfiles:
-            receive = getattr(queue, "receive_from_peer", None)
-            (receive or queue.put_all)(flowfiles)
-        self.batches_committed += 1
-        self.flowfiles_created += len(flowfiles)
-        return None
+        # The writer counted the batch's claim once; every FlowFile pointing into it counts.
+        if base is not None and with_content != 1:
+            if with_content > 1:
+                self._storage.claims.increment(resource, with_content - 1)
+            else:
+                self._storage.claims.decrement(resource)
+        incoming.claimants = with_content
+        return flowfiles
 
-    def _acknowledge(self, header: Header, accepted: bool, reason: str) -> None:
-        fields = encode_ack(header.key, accepted, reason, self._signer)
+    def _give_up(self, ready: list[tuple[_Incoming, Any, ContentClaim | None]], refusal: str,
+                 counted: bool = False) -> None:
+        """Refuse batches whose commit failed, giving back the claimants their contents held."""
+        for incoming, _, base in ready:
+            if base is not None:
+                count = incoming.claimants if counted else 1
+                if count:
+                    self._storage.claims.decrement(base.resource_claim, count)
+            self._refuse(incoming, refusal)
+
+    def _send_answers(self) -> None:
+        """Acknowledge the batches of this read (committed ones only now), in one round trip."""
+        answers, self._answers = self._answers, []
+        if not answers:
+            return
+        entries = [(self._keys.load_balance_acks(header.sender), encode_ack(header.key, accepted, reason, self._signer))
+                   for header, accepted, reason in answers]
         for attempt in range(3):
             try:
-                self._connect().xadd(self._keys.load_balance_acks(header.sender), fields, maxlen=10_000,
-                                     approximate=True)
+                with self._connect().pipeline(transaction=False) as pipe:
+                    for stream, fields in entries:
+                        pipe.xadd(stream, fields, maxlen=10_000, approximate=True)
+                    pipe.execute()
                 return
             except redis.RedisError as error:
-                log.warning("could not acknowledge batch %s to %s (%s)", header.key, header.sender, error)
+                log.warning("could not acknowledge %d batch(es) (%s)", len(entries), error)
                 self._drop_client()
                 if self._stop.wait(0.1 * (attempt + 1)):
                     return
-        # The sender times out and sends the batch again; its FlowFiles' marks make that harmless.
+        # The senders time out and send the batches again; their FlowFiles' marks make that harmless.
+
+
+def _uuid4s(count: int) -> list[str]:
+    """``count`` random (version 4) uuids, made in bulk: one urandom call instead of one per uuid."""
+    raw = bytearray(os.urandom(16 * count))
+    raw[6::16] = bytes(b & 0x0F | 0x40 for b in raw[6::16])
+    raw[8::16] = bytes(b & 0x3F | 0x80 for b in raw[8::16])
+    h = raw.hex()
+    return [f"{h[i:i + 8]}-{h[i + 8:i + 12]}-{h[i + 12:i + 16]}-{h[i + 16:i + 20]}-{h[i + 20:i + 32]}"
+            for i in range(0, 32 * count, 32)]

@@ -4,9 +4,13 @@ Each worker takes batches (up to ``batch_count`` FlowFiles / ``batch_bytes`` of 
 from that peer's remote partition of every load-balanced connection, in turn, and writes them
 to the peer's stream (``engine.balance.wire``), waiting before each entry while the stream
 holds ``stream_cap`` entries. The FlowFiles stay unacknowledged in their partition until the
-peer answers. An accepted batch is then ended in one session: WAL DELETE records, SEND
-("Re-distributed for Load-balanced connection") and DROP events, and the partition
-acknowledged. A refused batch, one not answered within ``ack_timeout``, or one Redis failed to
+peer answers; up to ``window`` batches are in flight at once, and the entries of a batch are
+written in pipelines (one round trip for as many as this node's share of the room left in the
+stream: the room divided among the nodes that may write to it, so that the stream never holds
+more than ``stream_cap`` plus one entry per other sender, as with one XADD at a time). The batches
+accepted by the time the worker looks are then ended together: one WAL transaction of DELETE
+records, then SEND ("Re-distributed for Load-balanced connection") and DROP events, then the
+partitions acknowledged. A refused batch, one not answered within ``ack_timeout``, or one Redis failed to
 take goes to ``on_failure`` (by default back into the same partition) and the peer is left
 alone for ``penalty`` seconds: the batch is sent again later, and the receiver's transfer
 marks keep a batch it had already taken from being taken twice. A FlowFile whose content is
@@ -27,6 +31,7 @@ from typing import Callable, Iterable, Iterator, Mapping
 
 import redis
 
+from engine.balance.contents import content_chunks
 from engine.balance.receiver import COMPONENT_TYPE, BulletinPoster, _log_bulletin, transit_uri
 from engine.balance.trust import Signer, Verifier
 from engine.balance.wire import (
@@ -35,18 +40,22 @@ from engine.balance.wire import (
 from engine.cluster.keys import ClusterKeys
 from engine.content.reader import ContentNotFoundError
 from engine.flowfile import FlowFile
-from engine.provenance.event import ProvenanceEventType as E
+from engine.provenance.event import ProvenanceEvent, ProvenanceEventType as E
 from engine.queue import FlowFileQueue
+from engine.repository.records import RepositoryRecord
 from engine.session.component import SessionComponent
 from engine.session.session import ProcessSession
 from engine.storage import NodeStorage
+from engine.wal.serde import UpdateType
 
 __all__ = ["SEND_DETAILS", "TransferSender"]
 
 log = logging.getLogger(__name__)
 
 SEND_DETAILS = "Re-distributed for Load-balanced connection"
-_SMALL_READ = 64 << 10
+_new = tuple.__new__
+_DELETE = UpdateType.DELETE
+_PIPELINE_BYTES = 4 << 20
 
 #: Every load-balanced connection: (connection id, compression, remote partitions by node id).
 ConnectionLister = Callable[[], Iterable[tuple[str, "Compression | str", Mapping[str, FlowFileQueue]]]]
@@ -96,7 +105,7 @@ class TransferSender:
         chunk_size: int = 1 << 20,
         batch_count: int = 1000,
         batch_bytes: int = 10 << 20,
-        window: int = 2,
+        window: int = 8,
         idle_wait: float = 0.05,
         clock: Callable[[], float] = time.time,
     ) -> None:
@@ -221,6 +230,7 @@ class TransferSender:
         while True:
             stopping = self._stop.is_set()
             now = time.monotonic()
+            accepted: list[_Batch] = []
             while True:
                 try:
                     ack = acks.get_nowait()
@@ -229,13 +239,15 @@ class TransferSender:
                 batch = in_flight.pop(ack.key, None)
                 if batch is not None:
                     if ack.accepted:
-                        self._accepted(batch)
+                        accepted.append(batch)
                     else:
                         self._bulletin("WARN", batch.connection_id,
                                        f"node {node} refused a batch of {len(batch.flowfiles)} FlowFile(s): "
                                        f"{ack.reason}; it is sent again")
                         self._failed(batch)
                         penalized_until = time.monotonic() + self.penalty
+            if accepted:
+                self._accepted(accepted)
             for key, batch in list(in_flight.items()):
                 if stopping or now >= batch.deadline:
                     if not stopping:
@@ -331,8 +343,8 @@ class TransferSender:
         transfer_id = uuid_module.uuid4().hex
         attempt = os.urandom(6).hex()
         batch.key = f"{transfer_id}:{attempt}"
-        metas = [FlowFileMeta(f.uuid, dict(f.attributes), f.entry_date, f.lineage_start_date, f.penalty_expiration,
-                              f.content_claim.length if f.content_claim is not None else -1)
+        metas = [_new(FlowFileMeta, (f.uuid, _plain(f.attributes), f.entry_date, f.lineage_start_date, f.penalty_expiration,
+                                     f.content_claim.length if f.content_claim is not None else -1))
                  for f in batch.flowfiles]
         header = Header(transfer_id, attempt, batch.connection_id, self.node_id, batch.compression,
                         int(self._clock() * 1000), self._signer.certificate_der, metas)
@@ -341,52 +353,37 @@ class TransferSender:
         with self._lock:
             self._pending[batch.key] = batch.node_id
         batch.deadline = time.monotonic() + self.ack_timeout
-        if header.content_bytes <= self.chunk_size:
-            data = b"".join(self._chunks(batch.flowfiles)) if header.content_bytes else None
-            self._add(client, stream, encoder.packed_entry(data), batch.deadline)
-        else:
-            self._add(client, stream, encoder.header_entry(), batch.deadline)
-            for chunk in self._chunks(batch.flowfiles):
-                self._add(client, stream, encoder.chunk_entry(chunk), batch.deadline)
-            self._add(client, stream, encoder.end_entry(), batch.deadline)
+        chunks = content_chunks(self._storage.content, batch.flowfiles, self.chunk_size)
+        self._add_all(client, stream, _entries(encoder, chunks, header.content_bytes <= self.chunk_size),
+                      batch.deadline)
         batch.deadline = time.monotonic() + self.ack_timeout
 
-    def _add(self, client: redis.Redis, stream: str, fields: dict[bytes, bytes], deadline: float) -> None:
-        """XADD once the stream holds fewer than ``stream_cap`` entries."""
+    def _add_all(self, client: redis.Redis, stream: str, entries: Iterator[dict[bytes, bytes]],
+                 deadline: float) -> None:
+        """XADD ``entries`` in pipelines, never past ``stream_cap`` entries in the stream: each
+        pipeline holds this node's share of the room left (up to about ``_PIPELINE_BYTES``)."""
+        senders = max(1, len(self._reachable()))  # the peers: every one of them may write to this stream
         pause = 0.001
-        while client.xlen(stream) >= self.stream_cap:
-            if time.monotonic() > deadline or self._stop.is_set():
-                raise TransferTimeout(f"stream {stream} stayed at its cap of {self.stream_cap} entries")
-            time.sleep(pause)
-            pause = min(0.05, pause * 2)
-        client.xadd(stream, fields)
-
-    def _chunks(self, flowfiles: list[FlowFile]) -> Iterator[bytes]:
-        """The contents laid end to end, cut into chunks of ``chunk_size`` bytes."""
-        content = self._storage.content
-        size = self.chunk_size
-        buffer = bytearray()
-        for flowfile in flowfiles:
-            claim = flowfile.content_claim
-            if claim is None or claim.length == 0:
+        entry = next(entries, None)
+        while entry is not None:
+            room = self.stream_cap - client.xlen(stream)
+            if room > 0:
+                room = max(1, room // senders)
+            if room <= 0:
+                if time.monotonic() > deadline or self._stop.is_set():
+                    raise TransferTimeout(f"stream {stream} stayed at its cap of {self.stream_cap} entries")
+                time.sleep(pause)
+                pause = min(0.05, pause * 2)
                 continue
-            if claim.length <= _SMALL_READ:
-                buffer += content.read_bytes(claim)
-            else:
-                with content.open_reader(claim) as reader:
-                    while True:
-                        piece = reader.read(size - len(buffer) if len(buffer) < size else size)
-                        if not piece:
-                            break
-                        buffer += piece
-                        if len(buffer) >= size:
-                            yield bytes(buffer[:size])
-                            del buffer[:size]
-            while len(buffer) >= size:
-                yield bytes(buffer[:size])
-                del buffer[:size]
-        if buffer:
-            yield bytes(buffer)
+            pause = 0.001
+            size = 0
+            with client.pipeline(transaction=False) as pipe:
+                while entry is not None and room > 0 and size < _PIPELINE_BYTES:
+                    pipe.xadd(stream, entry)
+                    room -= 1
+                    size += len(entry[b"d"])
+                    entry = next(entries, None)
+                pipe.execute()
 
     # -- outcomes --------------------------------------------------------------------------
 
@@ -394,23 +391,53 @@ class TransferSender:
         with self._lock:
             self._pending.pop(batch.key, None)
 
-    def _accepted(self, batch: _Batch) -> None:
-        """The peer committed the batch: end the FlowFiles here (DELETE, SEND and DROP)."""
-        self._forget(batch)
-        uri = transit_uri(batch.node_id, batch.connection_id)
-        session = self._session(batch.connection_id, batch.partition)
-        try:
-            session.adopt(batch.partition, batch.flowfiles, E.DROP, f"Load-balanced to node {batch.node_id}")
+    def _accepted(self, batches: list[_Batch]) -> None:
+        """The peer committed ``batches``: end their FlowFiles here in one transaction (DELETE), then
+        record SEND and DROP events and acknowledge the partitions."""
+        for batch in batches:
+            self._forget(batch)
+        records = [_new(RepositoryRecord, (_DELETE, f, None, None, None, f.content_claim, None))
+                   for batch in batches for f in batch.flowfiles]
+        sends: list[ProvenanceEvent] = []
+        drops: list[ProvenanceEvent] = []
+        now = int(self._clock() * 1000)
+        for batch in batches:
+            uri = transit_uri(batch.node_id, batch.connection_id)
             duration = int((time.monotonic() - batch.started) * 1000)
-            for flowfile in batch.flowfiles:
-                session.provenance.send(flowfile, uri, details=SEND_DETAILS, duration=duration)
-            session.commit()
-            self.batches_accepted += 1
+            drop_details = f"Load-balanced to node {batch.node_id}"
+            connection_id, queue_id = batch.connection_id, batch.partition.identifier
+            for f in batch.flowfiles:
+                claim = f.content_claim
+                sends.append(_new(ProvenanceEvent, (
+                    E.SEND, now, f.uuid, connection_id, COMPONENT_TYPE, f.entry_date, f.lineage_start_date, (), (),
+                    f.attributes, {}, claim, claim, None, SEND_DETAILS, uri, None, None, None, duration, -1)))
+                drops.append(_new(ProvenanceEvent, (
+                    E.DROP, now, f.uuid, connection_id, COMPONENT_TYPE, f.entry_date, f.lineage_start_date, (), (),
+                    f.attributes, {}, claim, claim, None, drop_details, None, None, None, queue_id, -1, -1)))
+        provenance = self._storage.provenance
+        try:
+            self._storage.flowfiles.update(records)
         except Exception:
-            # Rolled back: the FlowFiles are queued again and sent again; the peer's marks
-            # keep it from taking them twice.
-            log.exception("could not record that node %s took %d FlowFile(s) of connection %s; they are sent again",
-                          batch.node_id, len(batch.flowfiles), batch.connection_id)
+            # The FlowFiles are queued again and sent again; the peer's marks keep it from taking
+            # them twice. What left cannot be un-sent: the SEND events are recorded anyway.
+            log.exception("could not record that %d batch(es) were taken by their nodes; they are sent again",
+                          len(batches))
+            self._register(provenance, sends)
+            for batch in batches:
+                batch.partition.put_all(batch.flowfiles)
+                batch.partition.acknowledge(batch.flowfiles)
+            return
+        self._register(provenance, sends + drops)
+        for batch in batches:
+            batch.partition.acknowledge(batch.flowfiles)
+        self.batches_accepted += len(batches)
+
+    @staticmethod
+    def _register(provenance, events: list[ProvenanceEvent]) -> None:
+        try:
+            provenance.register_events(events)
+        except Exception:
+            log.exception("the %d provenance event(s) of load-balanced batches could not be recorded", len(events))
 
     def _failed(self, batch: _Batch) -> None:
         self._forget(batch)
@@ -447,3 +474,19 @@ class TransferSender:
     def _session(self, connection_id: str, partition: FlowFileQueue) -> ProcessSession:
         component = SessionComponent(connection_id, COMPONENT_TYPE, incoming=[partition], clock=self._clock)
         return ProcessSession(self._storage, component)
+
+
+def _entries(encoder: BatchEncoder, chunks: Iterator[bytes | bytearray], packed: bool) -> Iterator[dict[bytes, bytes]]:
+    """The stream entries of a batch, made as they are written (the end entry last, once the
+    digest covers every chunk)."""
+    if packed:
+        yield encoder.packed_entry(next(chunks, None))
+        return
+    yield encoder.header_entry()
+    for chunk in chunks:
+        yield encoder.chunk_entry(chunk)
+    yield encoder.end_entry()
+
+
+def _plain(attributes: Mapping[str, str]) -> dict[str, str]:
+    return attributes if type(attributes) is dict else dict(attributes)

@@ -7,18 +7,24 @@ stream ``<prefix>lb:<node>`` as entries with the fields ``k`` (kind), ``x`` (``<
 ``H`` header
     msgpack ``[version, transfer id, attempt, connection id, sender node id, compression,
     sent at (ms), sender certificate (DER, empty without PKI), metadata]``; metadata is the
-    msgpack list of ``[uuid, attributes, entry date, lineage start date, penalty expiration,
-    content length (-1: no content)]`` per FlowFile, zlib-compressed (level 1) unless the
-    compression is DO_NOT_COMPRESS.
+    msgpack array of six columns, one value per FlowFile in each: uuids, attributes, entry
+    dates, lineage start dates, penalty expirations, content lengths (-1: no content) —
+    columns, so that neither end spends Python work per FlowFile on the framing. It is
+    zstd-compressed (level 1) unless the compression is DO_NOT_COMPRESS.
 ``C`` content chunk ``n`` (1, 2, ...)
     the next bytes of the FlowFiles' contents laid end to end (at most the chunk size before
-    compression), each chunk compressed on its own under COMPRESS_ATTRIBUTES_AND_CONTENT.
+    compression). Under COMPRESS_ATTRIBUTES_AND_CONTENT each chunk is zstd-compressed (level
+    1) on its own, and sent as it was (field ``z`` ``0``) when that does not make it smaller:
+    content that is already compressed or encrypted costs almost nothing.
 ``E`` end
     msgpack ``[chunk count, digest, signature]``: the SHA-256 of every payload before it
-    (with its kind and sequence number) and the sender's signature over that digest.
+    (with its kind, sequence number and codec) and the sender's signature over that digest.
 ``P`` packed
-    a small batch in one entry: msgpack ``[header payload, chunk payload or nil, end payload]``,
-    digested as the three entries would be.
+    a small batch in one entry: msgpack ``[header payload, chunk payload or nil, end payload,
+    chunk codec]``, digested as the three entries would be.
+
+zstd level 1 instead of NiFi's gzip level 1: about ten times faster on this kind of data, at
+a better ratio, and it gives up on incompressible data in a fraction of a millisecond per MiB.
 
 An acknowledgement on ``<prefix>lback:<sender>`` carries ``x``, ``node`` (the receiver),
 ``ok`` (``1`` accepted, ``0`` refused), ``why``, ``cert`` and ``sig`` (the receiver's
@@ -29,12 +35,13 @@ entry raises :class:`WireError` saying which entry and what is wrong.
 from __future__ import annotations
 
 import hashlib
-import zlib
+from itertools import chain
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Iterator, NamedTuple
 
 import msgpack
+import zstandard
 
 from engine.balance.trust import Signer
 
@@ -44,9 +51,10 @@ __all__ = [
     "encode_ack", "ack_signed_data",
 ]
 
-VERSION = 1
+VERSION = 2
 HEADER, CHUNK, END, PACKED = b"H", b"C", b"E", b"P"
-_BATCH_CONTEXT = b"flowsite load-balanced batch v1\n"
+RAW, ZSTD = 0, 1  # codecs of a content chunk
+_BATCH_CONTEXT = b"flowsite load-balanced batch v2\n"
 _ACK_CONTEXT = b"flowsite load-balanced ack v1\n"
 _MAX_ID = 200
 
@@ -117,9 +125,9 @@ class BatchDigest:
         self._hash.update(b"H" + len(payload).to_bytes(8, "big"))
         self._hash.update(payload)
 
-    def chunk(self, payload: bytes) -> None:
+    def chunk(self, payload: bytes, codec: int = RAW) -> None:
         self.chunks += 1
-        self._hash.update(b"C" + self.chunks.to_bytes(8, "big") + len(payload).to_bytes(8, "big"))
+        self._hash.update(b"C" + self.chunks.to_bytes(8, "big") + len(payload).to_bytes(8, "big") + bytes((codec,)))
         self._hash.update(payload)
 
     def digest(self) -> bytes:
@@ -140,22 +148,29 @@ class BatchEncoder:
         self._signer = signer
         self._digest = BatchDigest()
         self._key = header.key.encode()
+        self._compressor = (zstandard.ZstdCompressor(level=1)
+                            if header.compression is not Compression.DO_NOT_COMPRESS else None)
         self._compress_content = header.compression is Compression.COMPRESS_ATTRIBUTES_AND_CONTENT
 
     def _header_payload(self) -> bytes:
         h = self.header
-        metadata = msgpack.packb([tuple(meta) for meta in h.flowfiles])
-        if h.compression is not Compression.DO_NOT_COMPRESS:
-            metadata = zlib.compress(metadata, 1)
+        columns = [list(column) for column in zip(*h.flowfiles)] if h.flowfiles else [[] for _ in range(6)]
+        metadata = msgpack.packb(columns)
+        if self._compressor is not None:
+            metadata = self._compressor.compress(metadata)
         payload = msgpack.packb([VERSION, h.transfer_id, h.attempt, h.connection_id, h.sender, h.compression.value,
                                  h.sent_at, h.certificate, metadata])
         self._digest.header(payload)
         return payload
 
-    def _chunk_payload(self, raw: bytes | bytearray | memoryview) -> bytes:
-        payload = zlib.compress(raw, 1) if self._compress_content else bytes(raw)
-        self._digest.chunk(payload)
-        return payload
+    def _chunk_payload(self, raw: bytes | bytearray | memoryview) -> tuple[bytes | bytearray | memoryview, int]:
+        payload, codec = raw, RAW
+        if self._compress_content:
+            packed = self._compressor.compress(raw)
+            if len(packed) < len(raw):
+                payload, codec = packed, ZSTD
+        self._digest.chunk(payload, codec)
+        return payload, codec
 
     def _end_payload(self) -> bytes:
         digest = self._digest.digest()
@@ -169,16 +184,20 @@ class BatchEncoder:
         return self._entry(HEADER, 0, self._header_payload())
 
     def chunk_entry(self, raw: bytes | bytearray | memoryview) -> dict[bytes, bytes]:
-        payload = self._chunk_payload(raw)
-        return self._entry(CHUNK, self._digest.chunks, payload)
+        """The entry of the next chunk (``raw`` is sent as it is, not copied, when not compressed)."""
+        payload, codec = self._chunk_payload(raw)
+        entry = self._entry(CHUNK, self._digest.chunks, payload)
+        if codec != RAW:
+            entry[b"z"] = str(codec).encode()
+        return entry
 
     def end_entry(self) -> dict[bytes, bytes]:
         return self._entry(END, self._digest.chunks + 1, self._end_payload())
 
     def packed_entry(self, raw: bytes | bytearray | memoryview | None) -> dict[bytes, bytes]:
         header = self._header_payload()
-        chunk = self._chunk_payload(raw) if raw else None
-        return self._entry(PACKED, 0, msgpack.packb([header, chunk, self._end_payload()]))
+        chunk, codec = self._chunk_payload(raw) if raw else (None, RAW)
+        return self._entry(PACKED, 0, msgpack.packb([header, chunk, self._end_payload(), codec]))
 
 
 # -- reading -------------------------------------------------------------------------------
@@ -191,6 +210,7 @@ class Entry(NamedTuple):
     key: str
     sequence: int
     payload: bytes
+    codec: int = RAW
 
 
 def decode_entry(fields: dict[bytes, bytes], where: str) -> Entry:
@@ -201,7 +221,10 @@ def decode_entry(fields: dict[bytes, bytes], where: str) -> Entry:
     if not isinstance(key, bytes) or not 0 < len(key) <= _MAX_ID or not isinstance(sequence, bytes) \
             or not sequence.isdigit() or len(sequence) > 12:
         raise WireError(f"{where}: the transfer key or sequence number of the entry is malformed; it is dropped")
-    return Entry(kind, key.decode("ascii", "replace"), int(sequence), payload)
+    codec = fields.get(b"z", b"0")
+    if codec not in (b"0", b"1"):
+        raise WireError(f"{where}: unknown content codec {codec!r}; the entry is dropped")
+    return Entry(kind, key.decode("ascii", "replace"), int(sequence), payload, int(codec))
 
 
 def _unpack(payload: bytes, where: str, what: str, max_bytes: int) -> Any:
@@ -213,16 +236,22 @@ def _unpack(payload: bytes, where: str, what: str, max_bytes: int) -> Any:
 
 
 def _inflate(data: bytes, limit: int, where: str, what: str) -> bytes:
-    """Decompress ``data``, refusing more than ``limit`` bytes (a decompression bomb)."""
-    inflater = zlib.decompressobj()
+    """Decompress the zstd frame ``data``, refusing more than ``limit`` bytes (a decompression
+    bomb): the frame must declare its size, which is checked before anything is allocated."""
     try:
-        out = inflater.decompress(data, limit + 1)
-    except zlib.error as error:
-        raise WireError(f"{where}: the {what} is not valid zlib data ({error})") from None
-    if len(out) > limit or inflater.unconsumed_tail:
-        raise WireError(f"{where}: the {what} inflates to more than {limit} bytes, the receiver's limit")
-    if not inflater.eof or inflater.unused_data:
-        raise WireError(f"{where}: the {what} is cut short or has bytes after its end")
+        size = zstandard.frame_content_size(data)
+    except zstandard.ZstdError as error:
+        raise WireError(f"{where}: the {what} is not valid zstd data ({error})") from None
+    if size < 0:
+        raise WireError(f"{where}: the {what} does not declare its decompressed size")
+    if size > limit:
+        raise WireError(f"{where}: the {what} inflates to {size} bytes, more than the receiver's limit of {limit}")
+    try:
+        out = zstandard.ZstdDecompressor().decompress(data)
+    except zstandard.ZstdError as error:
+        raise WireError(f"{where}: the {what} is cut short or damaged ({error})") from None
+    if len(out) != size:
+        raise WireError(f"{where}: the {what} inflates to {len(out)} bytes, not the {size} it declares")
     return out
 
 
@@ -246,22 +275,45 @@ def decode_header(payload: bytes, limits: Limits, where: str) -> Header:
         raise WireError(f"{where}: the batch header's time, certificate or metadata is malformed")
     if mode is not Compression.DO_NOT_COMPRESS:
         metadata = _inflate(metadata, limits.max_metadata_bytes, where, "metadata")
-    rows = _unpack(metadata, where, "metadata", limits.max_metadata_bytes)
-    if not isinstance(rows, list) or len(rows) > limits.max_flowfiles:
-        raise WireError(f"{where}: the metadata is not a list of at most {limits.max_flowfiles} FlowFiles")
-    flowfiles = []
-    for index, row in enumerate(rows):
-        if not (isinstance(row, list) and len(row) == 6 and isinstance(row[0], str) and 0 < len(row[0]) <= _MAX_ID
-                and isinstance(row[1], dict) and all(type(v) is int for v in row[2:5]) and type(row[5]) is int
-                and row[5] >= -1 and all(isinstance(k, str) and isinstance(v, str) for k, v in row[1].items())):
-            raise WireError(f"{where}: the metadata of FlowFile {index} is malformed")
-        flowfiles.append(FlowFileMeta(*row))
+    columns = _unpack(metadata, where, "metadata", limits.max_metadata_bytes)
+    count = len(columns[0]) if isinstance(columns, list) and columns and isinstance(columns[0], list) else -1
+    if not (isinstance(columns, list) and len(columns) == 6 and 0 <= count <= limits.max_flowfiles
+            and all(isinstance(column, list) and len(column) == count for column in columns)):
+        raise WireError(f"{where}: the metadata is not six columns of at most {limits.max_flowfiles} FlowFiles")
+    if count and not _columns_valid(columns):
+        raise WireError(f"{where}: the metadata of FlowFile {_first_malformed(columns)} is malformed")
+    flowfiles = [_new(FlowFileMeta, row) for row in zip(*columns)]
     return Header(transfer_id, attempt, connection_id, sender, mode, sent_at, certificate, flowfiles)
 
 
-def decode_chunk(payload: bytes, header: Header, limits: Limits, where: str) -> bytes:
-    """The raw content bytes of a chunk payload."""
-    if header.compression is Compression.COMPRESS_ATTRIBUTES_AND_CONTENT:
+_new = tuple.__new__
+_STR, _INT, _DICT = {str}, {int}, {dict}
+
+
+def _columns_valid(columns: list[list[Any]]) -> bool:
+    """Whether every value of the metadata columns has its type (checked a column at a time)."""
+    uuids, attributes, entry_dates, lineage_dates, penalties, sizes = columns
+    return (set(map(type, uuids)) <= _STR and 0 < min(map(len, uuids)) and max(map(len, uuids)) <= _MAX_ID
+            and set(map(type, attributes)) <= _DICT
+            and set(map(type, chain.from_iterable(attributes))) <= _STR
+            and set(map(type, chain.from_iterable(map(dict.values, attributes)))) <= _STR
+            and all(set(map(type, column)) <= _INT for column in (entry_dates, lineage_dates, penalties, sizes))
+            and min(sizes) >= -1)
+
+
+def _first_malformed(columns: list[list[Any]]) -> int:
+    """The index of the first FlowFile whose metadata is malformed (for the error message)."""
+    for index, row in enumerate(zip(*columns)):
+        if not _columns_valid([[value] for value in row]):
+            return index
+    return 0
+
+
+def decode_chunk(payload: bytes, codec: int, header: Header, limits: Limits, where: str) -> bytes:
+    """The raw content bytes of a chunk payload sent with ``codec``."""
+    if codec == ZSTD:
+        if header.compression is not Compression.COMPRESS_ATTRIBUTES_AND_CONTENT:
+            raise WireError(f"{where}: a compressed content chunk in a batch whose content is not compressed")
         return _inflate(payload, limits.max_chunk_bytes, where, "content chunk")
     if len(payload) > limits.max_chunk_bytes:
         raise WireError(f"{where}: the content chunk has {len(payload)} bytes, more than the receiver's limit "
@@ -278,13 +330,14 @@ def decode_end(payload: bytes, where: str) -> tuple[int, bytes, bytes]:
     return value[0], value[1], value[2]
 
 
-def decode_packed(payload: bytes, limits: Limits, where: str) -> tuple[bytes, bytes | None, bytes]:
-    """(header payload, chunk payload or None, end payload) of a packed entry."""
+def decode_packed(payload: bytes, limits: Limits, where: str) -> tuple[bytes, bytes | None, bytes, int]:
+    """(header payload, chunk payload or None, end payload, chunk codec) of a packed entry."""
     value = _unpack(payload, where, "packed batch", limits.max_metadata_bytes + limits.max_chunk_bytes + (1 << 20))
-    if not (isinstance(value, list) and len(value) == 3 and isinstance(value[0], bytes)
-            and (value[1] is None or isinstance(value[1], bytes)) and isinstance(value[2], bytes)):
+    if not (isinstance(value, list) and len(value) == 4 and isinstance(value[0], bytes)
+            and (value[1] is None or isinstance(value[1], bytes)) and isinstance(value[2], bytes)
+            and value[3] in (RAW, ZSTD)):
         raise WireError(f"{where}: the packed batch is malformed")
-    return value[0], value[1], value[2]
+    return value[0], value[1], value[2], value[3]
 
 
 class ContentSplitter:
