@@ -1,0 +1,101 @@
+"""Load-balanced connections when something fails mid-transfer, and batches a node must refuse, on
+real node processes over a real Redis.
+
+Each failure test ends the same way: every file is written into the outbox once with its content
+(nothing in ``duplicates``), and each FlowFile that crossed is linked in provenance on both ends
+(``transfers``). SINGLE_NODE sends everything to ``n1`` (the first of the sorted node ids) from
+the primary ``n2``; it resends a failed batch to the same node, whose transfer marks keep it from
+creating a FlowFile twice. Where a node is killed, PutFile stays stopped until the node is back:
+a PutFile killed between writing a file and committing writes it again (at least once, by
+design), which would hide what is tested here.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.workers.balance import balanced_flow, digests, fill_inbox, node_command, transfers
+from tests.workers.cluster import wait_until
+
+SENDER, RECEIVER = "n2", "n1"
+CONNECTION = "c-lb"
+
+
+@pytest.fixture
+def dirs(tmp_path):
+    paths = {name: tmp_path / name for name in ("inbox", "outbox", "duplicates")}
+    for path in paths.values():
+        path.mkdir()
+    return paths
+
+
+def _topology(data_dir: Path) -> list[str]:
+    try:
+        return json.loads((data_dir / "state" / "cluster-topology.json").read_text())["nodes"]
+    except (FileNotFoundError, ValueError):
+        return []
+
+
+def sender_and_receiver(cluster_factory, dirs, strategy="SINGLE_NODE", put_state="ENABLED", env=None, **settings):
+    """``n2`` (started first: the primary, whose GetFile takes the files) and ``n1``, connected
+    and known to each other; ``env(node)`` adds to a node's environment."""
+    cluster = cluster_factory(election_max_candidates=1, **settings)
+    document = balanced_flow(dirs["inbox"], dirs["outbox"], dirs["duplicates"], strategy, put_state=put_state)
+    cluster.start(SENDER, document, env=env(SENDER) if env else None)
+    cluster.wait_connected(SENDER)
+    wait_until(lambda: cluster.holder("primary") == SENDER, 30, f"{SENDER} primary")
+    cluster.start(RECEIVER, document, env=env(RECEIVER) if env else None)
+    cluster.wait_connected(RECEIVER)
+    wait_until(lambda: RECEIVER in _topology(cluster.nodes[SENDER].data_dir), 30, f"{SENDER} knowing {RECEIVER}")
+    return cluster
+
+
+def restart(cluster, node_id: str) -> None:
+    """Start ``node_id`` again over its data directory and wait until it runs and is connected
+    (its record may still say CONNECTED from before it was killed)."""
+    node = cluster.start(node_id)
+    node.wait_for_output(f"{node_id}: running ", 60)
+    cluster.wait_connected(node_id)
+
+
+def queued(cluster, node: str, connection: str = CONNECTION) -> int:
+    """FlowFiles queued in ``connection`` on ``node`` (asked through the command bus)."""
+    status = node_command(cluster, node, "status")
+    return next(c["queued_count"] for c in status["connections"] if c["id"] == connection)
+
+
+def start_put(cluster) -> None:
+    for node_id, node in cluster.nodes.items():
+        if node.alive:
+            node_command(cluster, node_id, "processor.start", id="put")
+
+
+def delivered_once(cluster, dirs, expected: dict[str, str], timeout: float = 60) -> dict:
+    """Wait for every file in the outbox, stop the nodes, check each file arrived once with its
+    content and every crossing is linked in provenance; returns ``transfers``."""
+    wait_until(lambda: len(digests(dirs["outbox"])) >= len(expected), timeout,
+               f"{len(expected)} files delivered (have {len(digests(dirs['outbox']))})")
+    time.sleep(0.5)  # a FlowFile delivered twice would show up now
+    for node in cluster.nodes.values():
+        assert node.stop() == 0, node.output[-5000:]
+    assert digests(dirs["outbox"]) == expected
+    assert digests(dirs["duplicates"]) == {}, "a FlowFile was delivered twice"
+    return transfers({node_id: node.data_dir for node_id, node in cluster.nodes.items()}, CONNECTION)
+
+
+def test_receiver_killed_mid_transfer_and_restarted_gets_everything_once(cluster_factory, dirs):
+    cluster = sender_and_receiver(cluster_factory, dirs, load_balance_ack_timeout="3 sec")
+    expected = fill_inbox(dirs["inbox"], 40, size=1 << 20)
+    wait_until(lambda: 0 < queued(cluster, RECEIVER) < len(expected), 60, "part of the files received")
+    cluster.nodes[RECEIVER].kill()
+    restart(cluster, RECEIVER)
+    start_put(cluster)
+    crossed = delivered_once(cluster, dirs, expected)
+    assert len(crossed) == len(expected)
+    assert {receiver for receiver, _ in crossed.values()} == {RECEIVER}
+    assert sorted(name for _, name in crossed.values()) == sorted(expected)
+    assert "did not acknowledge batch" in cluster.nodes[SENDER].output, "no batch was under way at the kill"
