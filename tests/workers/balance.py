@@ -54,14 +54,15 @@ def balanced_flow(inbox: Path, outbox: Path, duplicates: Path, strategy: str, at
     ])
 
 
-def fill_inbox(inbox: Path, count: int, keys: int = 0, size: int = 64) -> dict[str, str]:
-    """Write ``count`` files (named ``<key>-<n>``, ``keys`` distinct keys, else one key per file)
-    into a staging folder and move them into ``inbox`` at once; returns name -> SHA-256."""
+def fill_inbox(inbox: Path, count: int, keys: int = 0, size: int = 64, first: int = 0) -> dict[str, str]:
+    """Write ``count`` files (named ``<key>-<n>``, n from ``first``, ``keys`` distinct keys, else
+    one key per file) into a staging folder and move them into ``inbox`` at once; returns
+    name -> SHA-256."""
     staging = inbox.parent / (inbox.name + ".staging")
     staging.mkdir(parents=True, exist_ok=True)
     inbox.mkdir(parents=True, exist_ok=True)
     written = {}
-    for n in range(count):
+    for n in range(first, first + count):
         key = f"k{n % keys}" if keys else f"k{n}"
         name = f"{key}-{n:06d}"
         body = (f"{name}:" * (size // (len(name) + 1) + 1)).encode()[:size]

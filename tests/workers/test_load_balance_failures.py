@@ -18,7 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.workers.balance import balanced_flow, digests, fill_inbox, node_command, transfers
+from engine.cluster.records import request_disconnect
+from engine.provenance.event import ProvenanceEventType
+from tests.workers.balance import balanced_flow, digests, events, fill_inbox, node_command, transfers, written_by
 from tests.workers.cluster import wait_until
 
 SENDER, RECEIVER = "n2", "n1"
@@ -40,17 +42,19 @@ def _topology(data_dir: Path) -> list[str]:
         return []
 
 
-def sender_and_receiver(cluster_factory, dirs, strategy="SINGLE_NODE", put_state="ENABLED", env=None, **settings):
-    """``n2`` (started first: the primary, whose GetFile takes the files) and ``n1``, connected
-    and known to each other; ``env(node)`` adds to a node's environment."""
+def sender_and_receiver(cluster_factory, dirs, strategy="SINGLE_NODE", put_state="ENABLED", env=None,
+                        others=(RECEIVER,), **settings):
+    """``n2`` (started first: the primary, whose GetFile takes the files) and ``others``,
+    connected and known to it; ``env(node)`` adds to a node's environment."""
     cluster = cluster_factory(election_max_candidates=1, **settings)
     document = balanced_flow(dirs["inbox"], dirs["outbox"], dirs["duplicates"], strategy, put_state=put_state)
     cluster.start(SENDER, document, env=env(SENDER) if env else None)
     cluster.wait_connected(SENDER)
     wait_until(lambda: cluster.holder("primary") == SENDER, 30, f"{SENDER} primary")
-    cluster.start(RECEIVER, document, env=env(RECEIVER) if env else None)
-    cluster.wait_connected(RECEIVER)
-    wait_until(lambda: RECEIVER in _topology(cluster.nodes[SENDER].data_dir), 30, f"{SENDER} knowing {RECEIVER}")
+    for node in others:
+        cluster.start(node, document, env=env(node) if env else None)
+    cluster.wait_connected(*others)
+    wait_until(lambda: set(others) <= set(_topology(cluster.nodes[SENDER].data_dir)), 30, f"{SENDER} knowing the others")
     return cluster
 
 
@@ -62,10 +66,10 @@ def restart(cluster, node_id: str) -> None:
     cluster.wait_connected(node_id)
 
 
-def queued(cluster, node: str, connection: str = CONNECTION) -> int:
-    """FlowFiles queued in ``connection`` on ``node`` (asked through the command bus)."""
+def queued(cluster, node: str, figure: str = "queued_count", connection: str = CONNECTION) -> int:
+    """A figure of ``connection``'s queue on ``node`` (asked through the command bus)."""
     status = node_command(cluster, node, "status")
-    return next(c["queued_count"] for c in status["connections"] if c["id"] == connection)
+    return next(c[figure] for c in status["connections"] if c["id"] == connection)
 
 
 def start_put(cluster) -> None:
@@ -99,3 +103,56 @@ def test_receiver_killed_mid_transfer_and_restarted_gets_everything_once(cluster
     assert {receiver for receiver, _ in crossed.values()} == {RECEIVER}
     assert sorted(name for _, name in crossed.values()) == sorted(expected)
     assert "did not acknowledge batch" in cluster.nodes[SENDER].output, "no batch was under way at the kill"
+
+
+def test_sender_killed_mid_transfer_and_restarted_sends_the_rest_once(cluster_factory, dirs):
+    cluster = sender_and_receiver(cluster_factory, dirs, load_balance_ack_timeout="3 sec")
+    expected = fill_inbox(dirs["inbox"], 40, size=1 << 20)
+    # GetFile has committed every file (it deletes them after the commit) and some have crossed.
+    wait_until(lambda: not any(dirs["inbox"].iterdir()) and 0 < queued(cluster, RECEIVER) < len(expected), 60,
+               "every file picked up and part of them received")
+    cluster.nodes[SENDER].kill()
+    restart(cluster, SENDER)
+    start_put(cluster)
+    crossed = delivered_once(cluster, dirs, expected)
+    assert len(crossed) == len(expected)
+    assert {receiver for receiver, _ in crossed.values()} == {RECEIVER}
+    assert sorted(name for _, name in crossed.values()) == sorted(expected)
+
+
+def test_redis_restarted_empty_mid_transfer_loses_and_duplicates_nothing(cluster_factory, dirs, redis_server):
+    cluster = sender_and_receiver(cluster_factory, dirs, put_state="RUNNING", load_balance_ack_timeout="3 sec")
+    expected = fill_inbox(dirs["inbox"], 40, size=1 << 20)
+    wait_until(lambda: not any(dirs["inbox"].iterdir()) and 0 < len(digests(dirs["outbox"])) < len(expected), 60,
+               "every file picked up and part of them delivered")
+    cluster.client.set("before-the-restart", 1)
+    redis_server.stop()
+    redis_server.start()
+    assert not cluster.client.exists("before-the-restart"), "Redis came back with its data"
+    cluster.wait_connected(SENDER, RECEIVER)
+    crossed = delivered_once(cluster, dirs, expected)
+    assert "did not acknowledge batch" in cluster.nodes[SENDER].output, "no batch was under way at the restart"
+    assert len(crossed) == len(expected)
+    assert sorted(name for _, name in crossed.values()) == sorted(expected)
+
+
+def test_a_disconnected_node_is_sent_nothing_and_sends_what_it_holds(cluster_factory, dirs):
+    cluster = sender_and_receiver(cluster_factory, dirs, "ROUND_ROBIN", put_state="RUNNING", others=("n1", "n3"))
+    first = fill_inbox(dirs["inbox"], 45, size=1 << 20)
+    wait_until(lambda: not any(dirs["inbox"].iterdir()) and queued(cluster, SENDER, "awaiting_transfer_count") > 0,
+               60, "every file picked up and some still to be sent")
+    disconnected_at = time.time() * 1000
+    request_disconnect(cluster.client, cluster.keys, SENDER)
+    wait_until(lambda: cluster.states().get(SENDER) == "DISCONNECTED", 30, f"{SENDER} disconnected")
+    primary = wait_until(lambda: cluster.holder("primary") not in (None, SENDER) and cluster.holder("primary"), 30,
+                         "a connected primary")
+    second = fill_inbox(dirs["inbox"], 300, first=1000)  # taken by the new primary
+    crossed = delivered_once(cluster, dirs, {**first, **second})
+    assert cluster.states().get(SENDER) == "DISCONNECTED"
+    assert not [key for key, (receiver, _) in crossed.items() if receiver == SENDER], "a FlowFile went to the " \
+        "disconnected node"
+    assert not set(written_by(cluster.nodes[SENDER].data_dir)) & set(second)
+    assert {sender for sender, _ in crossed} == {SENDER, primary}
+    sent_late = [e for e in events(cluster.nodes[SENDER].data_dir, ProvenanceEventType.SEND, CONNECTION)
+                 if e.event_time > disconnected_at]
+    assert sent_late, f"{SENDER} sent nothing of what it held once disconnected"
