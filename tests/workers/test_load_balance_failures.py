@@ -12,12 +12,18 @@ design), which would hide what is tested here.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import signal
 import time
+import uuid
 from pathlib import Path
 
 import pytest
 
+from engine.balance.wire import BatchEncoder, Compression, FlowFileMeta, Header
+from engine.cluster.authority import ClusterAuthority
+from engine.cluster.identity import NodeIdentity
 from engine.cluster.records import request_disconnect
 from engine.provenance.event import ProvenanceEventType
 from tests.workers.balance import balanced_flow, digests, events, fill_inbox, node_command, transfers, written_by
@@ -78,7 +84,7 @@ def start_put(cluster) -> None:
             node_command(cluster, node_id, "processor.start", id="put")
 
 
-def delivered_once(cluster, dirs, expected: dict[str, str], timeout: float = 60) -> dict:
+def delivered_once(cluster, dirs, expected: dict[str, str], timeout: float = 60, foreign=()) -> dict:
     """Wait for every file in the outbox, stop the nodes, check each file arrived once with its
     content and every crossing is linked in provenance; returns ``transfers``."""
     wait_until(lambda: len(digests(dirs["outbox"])) >= len(expected), timeout,
@@ -88,7 +94,7 @@ def delivered_once(cluster, dirs, expected: dict[str, str], timeout: float = 60)
         assert node.stop() == 0, node.output[-5000:]
     assert digests(dirs["outbox"]) == expected
     assert digests(dirs["duplicates"]) == {}, "a FlowFile was delivered twice"
-    return transfers({node_id: node.data_dir for node_id, node in cluster.nodes.items()}, CONNECTION)
+    return transfers({node_id: node.data_dir for node_id, node in cluster.nodes.items()}, CONNECTION, foreign)
 
 
 def test_receiver_killed_mid_transfer_and_restarted_gets_everything_once(cluster_factory, dirs):
@@ -156,3 +162,70 @@ def test_a_disconnected_node_is_sent_nothing_and_sends_what_it_holds(cluster_fac
     sent_late = [e for e in events(cluster.nodes[SENDER].data_dir, ProvenanceEventType.SEND, CONNECTION)
                  if e.event_time > disconnected_at]
     assert sent_late, f"{SENDER} sent nothing of what it held once disconnected"
+
+
+def _batch(identity, sender: str, name: str, body: bytes) -> list[dict[bytes, bytes]]:
+    """The stream entries of a one-FlowFile batch from ``sender`` signed by ``identity``."""
+    now = int(time.time() * 1000)
+    header = Header(uuid.uuid4().hex, "a1", CONNECTION, sender, Compression.DO_NOT_COMPRESS, now,
+                    identity.certificate_der, [FlowFileMeta(str(uuid.uuid4()), {"filename": name}, now, now, 0,
+                                                            len(body))])
+    return [BatchEncoder(header, identity).packed_entry(body)]
+
+
+def _bulletins(cluster, node: str) -> list[str]:
+    return [b["message"] for b in node_command(cluster, node, "status")["bulletins"]]
+
+
+def test_forged_replayed_and_revoked_batches_are_refused_with_a_bulletin(cluster_factory, dirs, tmp_path):
+    authority = ClusterAuthority.create(tmp_path / "pki")
+    files = {node: authority.issue(node) for node in (SENDER, RECEIVER, "n9")}
+
+    def env(node):
+        return {"FLOWSITE_NODE_CERT_FILE": str(files[node].certificate_file),
+                "FLOWSITE_NODE_KEY_FILE": str(files[node].key_file),
+                "FLOWSITE_CLUSTER_CA_FILE": str(authority.certificate_file),
+                "FLOWSITE_CLUSTER_CRL_FILE": str(authority.crl_file)}
+
+    cluster = sender_and_receiver(cluster_factory, dirs, put_state="RUNNING", env=env)
+    stream = cluster.keys.load_balance(RECEIVER)
+    receiver = cluster.nodes[RECEIVER]
+
+    # A real batch, captured from the receiver's stream while the receiver is paused, then replayed.
+    receiver.process.send_signal(signal.SIGSTOP)
+    try:
+        expected = fill_inbox(dirs["inbox"], 5)
+        captured = wait_until(lambda: [fields for _, fields in cluster.client.xrange(stream)]
+                              if any(f[b"k"] in (b"P", b"E") for _, f in cluster.client.xrange(stream)) else None,
+                              30, "a whole batch in the receiver's stream")
+    finally:
+        receiver.process.send_signal(signal.SIGCONT)
+    wait_until(lambda: digests(dirs["outbox"]) == expected, 30, "the batch delivered")
+    for fields in captured:
+        cluster.client.xadd(stream, fields)
+    wait_until(lambda: [m for m in _bulletins(cluster, RECEIVER) if "refused a replayed load-balanced batch" in m],
+               30, "the replay refused with a bulletin")
+
+    # A batch forged under a CA of the forger's own, claiming to come from the sender.
+    forger = ClusterAuthority.create(tmp_path / "forger").issue(SENDER)
+    for fields in _batch(NodeIdentity.load(forger.certificate_file, forger.key_file), SENDER, "forged", b"forged"):
+        cluster.client.xadd(stream, fields)
+    wait_until(lambda: [m for m in _bulletins(cluster, RECEIVER) if "signature is refused" in m], 30,
+               "the forged batch refused with a bulletin")
+
+    # A node's batches are taken until its certificate is revoked, refused after.
+    n9 = NodeIdentity.load(files["n9"].certificate_file, files["n9"].key_file)
+    for fields in _batch(n9, "n9", "n9-before", b"before the revocation"):
+        cluster.client.xadd(stream, fields)
+    expected["n9-before"] = hashlib.sha256(b"before the revocation").hexdigest()
+    wait_until(lambda: digests(dirs["outbox"]) == expected, 30, "the batch of n9 delivered")
+    authority.revoke("n9")
+    time.sleep(1.5)  # the nodes read the revocation list again within a second
+    for fields in _batch(n9, "n9", "n9-after", b"after the revocation"):
+        cluster.client.xadd(stream, fields)
+    wait_until(lambda: [m for m in _bulletins(cluster, RECEIVER) if "revoked" in m], 30,
+               "the revoked node's batch refused with a bulletin")
+
+    crossed = delivered_once(cluster, dirs, expected, foreign=("n9",))
+    assert sorted(name for _, name in crossed.values()) == sorted(expected)
+    assert {sender for sender, _ in crossed} == {SENDER, "n9"}
