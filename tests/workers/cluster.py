@@ -49,6 +49,7 @@ class Cluster:
     def __init__(self, root: Path, redis_port: int, name: str = "test", **cluster_settings: Any) -> None:
         self.root = root
         self.keys = ClusterKeys(name)
+        self.redis_port = redis_port
         self.client = redis.Redis(host="127.0.0.1", port=redis_port, socket_timeout=2)
         self.env = {**os.environ, "REDIS_URL": f"redis://127.0.0.1:{redis_port}/0", "FLOWSITE_CLUSTER": name}
         settings = {"heartbeat-interval": INTERVAL, "missed-heartbeats": 4, "election-max-wait": "30 sec",
@@ -59,14 +60,16 @@ class Cluster:
         self.config.write_text(json.dumps({"cluster": settings, "runtime": runtime}))
         self.nodes: dict[str, Node] = {}
 
-    def start(self, node_id: str, flow: dict | None = None, data_dir: Path | None = None, *options: str) -> Node:
-        """Start node ``node_id`` with ``flow`` (else the one in its data directory, or none) and
-        further runnode ``options``."""
+    def start(self, node_id: str, flow: dict | None = None, data_dir: Path | None = None, *options: str,
+              env: dict[str, str] | None = None) -> Node:
+        """Start node ``node_id`` with ``flow`` (else the one in its data directory, or none),
+        further runnode ``options`` and ``env`` added to the cluster's environment."""
         flow_file = None
         if flow is not None:
             flow_file = self.root / f"{node_id}-flow.json"
             flow_file.write_text(json.dumps(flow))
-        node = Node(node_id, data_dir or self.root / node_id, self.env, self.config, flow_file, options)
+        node = Node(node_id, data_dir or self.root / node_id, {**self.env, **(env or {})}, self.config, flow_file,
+                    options)
         self.nodes[node_id] = node
         return node
 
