@@ -13,7 +13,9 @@ between partitions writes nothing, and a swap file that changes partition is ren
 SWAP_FILE_RENAMED record) or, for a partitioner that reads the FlowFiles, swapped in and
 partitioned again. At restart a remote partition's files go back to it when its node is still in
 the topology, else through the partitioner; FlowFiles recovered in memory are partitioned again
-(with the restored topology, deterministic strategies put them where they were).
+(with the restored topology, deterministic strategies put them where they were). FlowFiles
+pinned to a node (``engine.balance.pins``: sent there, outcome unknown) stay with that node
+whatever the partitioner says, as long as the node is in the topology.
 
 Expiration applies where processors take data: the local partition. Remote partitions have no
 back pressure, expiration or order of their own beyond the prioritizers.
@@ -28,6 +30,7 @@ import time
 from typing import Any, Callable, Iterable, NamedTuple, Sequence
 
 from engine.balance.partitioners import OffloadPartitioner, Partitioner, make_partitioner
+from engine.balance.pins import TransferPins
 from engine.balance.topology import ClusterTopology
 from engine.flowfile import FlowFile
 from engine.queue.flowfile_queue import (
@@ -86,8 +89,10 @@ class PartitionedQueue:
     """
 
     def __init__(self, identifier: str, settings: QueueSettings, topology: ClusterTopology, strategy: str,
-                 attribute: str = "", swap: SwapManager | None = None, clock: Callable[[], float] = time.time) -> None:
+                 attribute: str = "", swap: SwapManager | None = None, clock: Callable[[], float] = time.time,
+                 pins: TransferPins | None = None) -> None:
         self.identifier = identifier
+        self._pins = pins
         self._swap = swap
         self._clock = clock
         self._lock = threading.RLock()
@@ -392,9 +397,13 @@ class PartitionedQueue:
 
     def _put(self, flowfiles: Iterable[FlowFile]) -> None:
         partition, topology = self._partitioner.partition, self._topology
+        pinned = self._pins.node_of if self._pins is not None and len(self._pins) else None
         groups: dict[str, list[FlowFile]] = {}
         for flowfile in flowfiles:
-            groups.setdefault(partition(flowfile, topology), []).append(flowfile)
+            node = pinned(flowfile.id) if pinned is not None else None
+            if node is None or node not in self._remote:  # in doubt on a node that is still there: stays
+                node = partition(flowfile, topology)
+            groups.setdefault(node, []).append(flowfile)
         for node, batch in groups.items():
             self._queue_of(node).put_all(batch)
 

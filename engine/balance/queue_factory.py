@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from engine.balance.partitioned_queue import PartitionedQueue
 from engine.balance.partitioners import DO_NOT_LOAD_BALANCE
+from engine.balance.pins import TransferPins
 from engine.balance.topology import ClusterTopology, TopologyStore
 from engine.flow.model import ConnectionConfig
 from engine.queue.flowfile_queue import FlowFileQueue, QueueSettings
@@ -32,12 +33,13 @@ def partitioned_queue_factory(
     swap: SwapManager | None = None,
     clock: Callable[[], float] = time.time,
     offloading: Callable[[], bool] = lambda: False,
+    pins: TransferPins | None = None,
 ) -> QueueFactory:
     """A queue factory ``(connection config, existing queue or None) -> queue``.
 
     ``settings_of`` gives a connection's queue settings (the local partition's); ``offloading``
     says whether the node offloads (then every connection gets a PartitionedQueue that sends
-    everything away). The existing queue must hold no FlowFiles in sessions when the kind of
+    everything away); ``pins`` keeps FlowFiles in doubt with their node. The existing queue must hold no FlowFiles in sessions when the kind of
     queue changes (its components are stopped): those would be settled on the old queue.
     """
     queues: weakref.WeakSet[PartitionedQueue] = weakref.WeakSet()
@@ -65,7 +67,7 @@ def partitioned_queue_factory(
             existing.set_strategy(config.load_balance_strategy, config.partitioning_attribute)
         else:
             queue = PartitionedQueue(config.identifier, settings, store.current, config.load_balance_strategy,
-                                     config.partitioning_attribute, swap, clock)
+                                     config.partitioning_attribute, swap, clock, pins)
             if existing is not None:
                 queue.take_over(existing)
             existing = queue

@@ -13,8 +13,11 @@ records, then SEND ("Re-distributed for Load-balanced connection") and DROP even
 partitions acknowledged. A refused batch, one not answered within ``ack_timeout``, or one Redis failed to
 take goes to ``on_failure`` (by default back into the same partition) and the peer is left
 alone for ``penalty`` seconds: the batch is sent again later, and the receiver's transfer
-marks keep a batch it had already taken from being taken twice. A FlowFile whose content is
-gone is dropped ("Content Not Found"). Only reachable peers are sent to.
+marks keep a batch it had already taken from being taken twice. With ``pins``
+(``engine.balance.pins``) a batch's FlowFiles are pinned to their node before it leaves and
+until its outcome is known, so a batch in doubt is sent again only to that node, never to
+another one (which would deliver it twice). A FlowFile whose content is gone is dropped
+("Content Not Found"). Only reachable peers are sent to.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from typing import Callable, Iterable, Iterator, Mapping
 import redis
 
 from engine.balance.contents import content_chunks
+from engine.balance.pins import PinError, TransferPins
 from engine.balance.receiver import COMPONENT_TYPE, BulletinPoster, _log_bulletin, transit_uri
 from engine.balance.trust import Signer, Verifier
 from engine.balance.wire import (
@@ -59,7 +63,7 @@ _PIPELINE_BYTES = 4 << 20
 
 #: Every load-balanced connection: (connection id, compression, remote partitions by node id).
 ConnectionLister = Callable[[], Iterable[tuple[str, "Compression | str", Mapping[str, FlowFileQueue]]]]
-#: ``(connection id, node id, FlowFiles)``: where FlowFiles of a failed batch go back to.
+#: ``(connection id, node id, FlowFiles)``: takes back FlowFiles of a failed batch (requeue and acknowledge).
 FailureHandler = Callable[[str, str, list[FlowFile]], None]
 
 
@@ -98,6 +102,7 @@ class TransferSender:
         verifier: Verifier,
         *,
         on_failure: FailureHandler | None = None,
+        pins: TransferPins | None = None,
         bulletin: BulletinPoster = _log_bulletin,
         ack_timeout: float = 30.0,
         penalty: float = 1.0,
@@ -118,6 +123,7 @@ class TransferSender:
         self._signer = signer
         self._verifier = verifier
         self._on_failure = on_failure
+        self._pins = pins
         self._bulletin = bulletin
         self.ack_timeout = ack_timeout
         self.penalty = penalty
@@ -244,6 +250,7 @@ class TransferSender:
                         self._bulletin("WARN", batch.connection_id,
                                        f"node {node} refused a batch of {len(batch.flowfiles)} FlowFile(s): "
                                        f"{ack.reason}; it is sent again")
+                        self._settle(batch, delivered=False)
                         self._failed(batch)
                         penalized_until = time.monotonic() + self.penalty
             if accepted:
@@ -269,9 +276,11 @@ class TransferSender:
                 client = client or self._redis_factory()
                 self._send(client, batch)
                 in_flight[batch.key] = batch
-            except (redis.RedisError, TransferTimeout) as error:
+            except (redis.RedisError, TransferTimeout, PinError) as error:
                 log.warning("sending a batch of %d FlowFile(s) to node %s failed (%s); it is sent again",
                             len(batch.flowfiles), node, error)
+                if isinstance(error, TransferTimeout):  # its end entry never left: the node cannot have it
+                    self._settle(batch, delivered=False)
                 self._failed(batch)
                 penalized_until = time.monotonic() + self.penalty
                 if client is not None and isinstance(error, redis.RedisError):
@@ -353,6 +362,8 @@ class TransferSender:
         with self._lock:
             self._pending[batch.key] = batch.node_id
         batch.deadline = time.monotonic() + self.ack_timeout
+        if self._pins is not None:
+            self._pins.pin(batch.key, batch.node_id, (f.id for f in batch.flowfiles))
         chunks = content_chunks(self._storage.content, batch.flowfiles, self.chunk_size)
         self._add_all(client, stream, _entries(encoder, chunks, header.content_bytes <= self.chunk_size),
                       batch.deadline)
@@ -430,6 +441,7 @@ class TransferSender:
         self._register(provenance, sends + drops)
         for batch in batches:
             batch.partition.acknowledge(batch.flowfiles)
+            self._settle(batch, delivered=True)
         self.batches_accepted += len(batches)
 
     @staticmethod
@@ -439,18 +451,23 @@ class TransferSender:
         except Exception:
             log.exception("the %d provenance event(s) of load-balanced batches could not be recorded", len(events))
 
+    def _settle(self, batch: _Batch, *, delivered: bool) -> None:
+        if self._pins is not None and batch.key:
+            self._pins.settle(batch.key, delivered=delivered)
+
     def _failed(self, batch: _Batch) -> None:
+        """Give a batch that did not arrive back: to ``on_failure`` (which settles the partition
+        itself), else to its partition."""
         self._forget(batch)
         self.batches_failed += 1
-        if self._on_failure is None:
-            batch.partition.put_all(batch.flowfiles)
-        else:
+        if self._on_failure is not None:
             try:
                 self._on_failure(batch.connection_id, batch.node_id, batch.flowfiles)
+                return
             except Exception:
                 log.exception("the failure handler of connection %s failed; the batch goes back to its partition",
                               batch.connection_id)
-                batch.partition.put_all(batch.flowfiles)
+        batch.partition.put_all(batch.flowfiles)
         batch.partition.acknowledge(batch.flowfiles)
 
     def _content_lost(self, batch: _Batch, error: ContentNotFoundError) -> None:

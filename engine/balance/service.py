@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterator
 import redis
 
 from engine.balance.partitioned_queue import PartitionedQueue
+from engine.balance.pins import TransferPins
 from engine.balance.queue_factory import QueueFactory, partitioned_queue_factory
 from engine.balance.receiver import TransferReceiver
 from engine.balance.sender import TransferSender
@@ -73,6 +74,7 @@ class LoadBalancing:
         self.keys = keys
         self.settings = settings
         self.store = TopologyStore(node.data_dir, node_id)
+        self.pins = TransferPins(node.data_dir)
         self._redis_url = redis_url
         self._offloading = False
         self._offload_reported = False
@@ -81,14 +83,15 @@ class LoadBalancing:
         self._watcher: threading.Thread | None = None
         self._client: redis.Redis | None = None
         self.sender = TransferSender(self._redis, keys, node_id, node.storage, self._reachable, self._connections,
-                                     signer, verifier, on_failure=self._transfer_failed, bulletin=self._bulletin,
+                                     signer, verifier, on_failure=self._transfer_failed, pins=self.pins,
+                                     bulletin=self._bulletin,
                                      ack_timeout=settings.ack_timeout, stream_cap=settings.stream_cap,
                                      chunk_size=settings.chunk_size)
         self.receiver = TransferReceiver(self._redis, keys, node_id, node.storage, self._queue, signer, verifier,
                                          bulletin=self._bulletin)
         self.queue_factory: QueueFactory = partitioned_queue_factory(
             self.store, lambda config: queue_settings(config, node.config.runtime), node.storage.flowfiles.swap,
-            offloading=lambda: self._offloading)
+            offloading=lambda: self._offloading, pins=self.pins)
 
     # -- life ---------------------------------------------------------------------------
 
@@ -96,6 +99,8 @@ class LoadBalancing:
         """Start watching the cluster, sending and receiving."""
         if self.store.damage is not None:
             self._bulletin("WARN", "topology", str(self.store.damage))
+        if self.node.controller is not None:  # pins of FlowFiles that left meanwhile go
+            self.pins.keep_only(flowfile.id for _, flowfile in self.node.storage.flowfiles.live_flowfiles())
         self._watch()
         self.receiver.start()
         self.sender.start()
@@ -145,17 +150,9 @@ class LoadBalancing:
     def _transfer_failed(self, connection_id: str, node_id: str, flowfiles: list) -> None:
         controller = self.node.controller
         connection = None if controller is None else controller.connections.get(connection_id)
-        if connection is not None and isinstance(connection.queue, PartitionedQueue):
-            connection.queue.transfer_failed(node_id, flowfiles)
-            return
-        partition = None
-        for _, queue in self._partitioned():
-            partition = queue.remote_partitions().get(node_id) if queue.identifier == connection_id else partition
-        if partition is not None:
-            partition.put_all(flowfiles)
-        else:  # the connection is gone from the flow: keep the FlowFiles as an orphaned queue's
-            log.error("node %s: %d FlowFile(s) of connection %s came back from node %s after the connection left "
-                      "the flow", self.node_id, len(flowfiles), connection_id, node_id)
+        if connection is None or not isinstance(connection.queue, PartitionedQueue):
+            raise LookupError(f"connection {connection_id} no longer load-balances")  # the sender puts them back
+        connection.queue.transfer_failed(node_id, flowfiles)
 
     def _bulletin(self, level: str, source: str, message: str) -> None:
         controller = self.node.controller
@@ -199,12 +196,15 @@ class LoadBalancing:
                     self._client.hdel(self.keys.removed, node)
                 else:
                     state = _REMOVED
+                    self.pins.release_node(node)
             elif state == NodeState.CONNECTED.value and seen.heartbeat is None:
                 state = NodeState.DISCONNECTED.value
             if state in _LEAVING or state in (_REMOVED, NodeState.CONNECTED.value) or node in self.store.current.nodes:
                 self.store.node_state_changed(node, state)
         for node in self.store.current.peers:
             if node not in view.nodes:
+                if node in removed:
+                    self.pins.release_node(node)
                 self.store.node_state_changed(node, _REMOVED if node in removed else NodeState.DISCONNECTED.value)
 
     # -- offload --------------------------------------------------------------------------
