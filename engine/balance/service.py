@@ -20,9 +20,8 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import redis
 

@@ -20,3 +20,12 @@ def cluster_factory(tmp_path, redis_server):
     yield make
     for cluster in made:
         cluster.stop_all()
+
+
+@pytest.fixture
+def dirs(tmp_path):
+    """The folders of a load-balanced test flow (``tests.workers.balance``): inbox, outbox, duplicates."""
+    paths = {name: tmp_path / name for name in ("inbox", "outbox", "duplicates")}
+    for path in paths.values():
+        path.mkdir()
+    return paths

@@ -2,20 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
-
 from tests.workers.balance import balanced_flow, digests, fill_inbox, written_by
 from tests.workers.cluster import wait_until
 
 NODES = ("n1", "n2", "n3")
-
-
-@pytest.fixture
-def dirs(tmp_path):
-    paths = {name: tmp_path / name for name in ("inbox", "outbox", "duplicates")}
-    for path in paths.values():
-        path.mkdir()
-    return paths
 
 
 def run_cluster(cluster_factory, dirs, strategy: str, attribute: str = "", nodes=NODES, **flow_options):

@@ -19,8 +19,6 @@ import time
 import uuid
 from pathlib import Path
 
-import pytest
-
 from engine.balance.wire import BatchEncoder, Compression, FlowFileMeta, Header
 from engine.cluster.authority import ClusterAuthority
 from engine.cluster.identity import NodeIdentity
@@ -31,14 +29,6 @@ from tests.workers.cluster import wait_until
 
 SENDER, RECEIVER = "n2", "n1"
 CONNECTION = "c-lb"
-
-
-@pytest.fixture
-def dirs(tmp_path):
-    paths = {name: tmp_path / name for name in ("inbox", "outbox", "duplicates")}
-    for path in paths.values():
-        path.mkdir()
-    return paths
 
 
 def _topology(data_dir: Path) -> list[str]:

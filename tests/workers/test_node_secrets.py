@@ -5,7 +5,6 @@ derives from the master key, and refuses forged, altered and replayed commands o
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import time
 import uuid
