@@ -268,6 +268,9 @@ class TransferSender:
             if len(in_flight) >= self.window or now < penalized_until or node not in self._reachable():
                 self._wait(acks)
                 continue
+            if in_flight and not self._batch_worth_sending(node):  # gather while the peer is busy
+                self._wait(acks)
+                continue
             batch = self._take(node, next(turn))
             if batch is None:
                 self._wait(acks)
@@ -298,6 +301,20 @@ class TransferSender:
         except queue_module.Empty:
             return
         acks.put(ack)
+
+    def _batch_worth_sending(self, node: str) -> bool:
+        """Whether ``node``'s partitions hold half a batch: while batches to it are in flight, a
+        smaller one waits for the next acknowledgement (its fixed costs — syncs on both ends, round
+        trips — are then shared by more FlowFiles); an idle peer gets even one FlowFile at once."""
+        count = size = 0
+        for _, _, partitions in self._connections():
+            partition = partitions.get(node)
+            if partition is not None:
+                figures = partition.size()
+                count, size = count + figures.count, size + figures.bytes
+                if count >= self.batch_count // 2 or size >= self.batch_bytes // 2:
+                    return True
+        return False
 
     def _take(self, node: str, turn: int) -> _Batch | None:
         """The next batch for ``node``, taking the connections in turn; None when none has data."""
