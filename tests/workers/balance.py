@@ -12,6 +12,7 @@ SEND and DROP events of its sender.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections import Counter
 from pathlib import Path
 from typing import Any, Collection, Mapping
@@ -20,15 +21,17 @@ import redis
 
 from engine.balance.receiver import COMPONENT_TYPE
 from engine.balance.sender import SEND_DETAILS
+from engine.balance.topology import TOPOLOGY_FILE
 from engine.cluster.bus import CommandBus
 from engine.provenance.event import ProvenanceEvent, ProvenanceEventType
 from engine.provenance.query import ProvenanceQuery
 from engine.provenance.repository import ProvenanceRepository
 from engine.testing.flows import connection, flow, processor
 from flowsite.cluster.redis import command_signer
-from tests.workers.cluster import Cluster
+from tests.workers.cluster import Cluster, wait_until
 
-__all__ = ["balanced_flow", "digests", "events", "fill_inbox", "node_command", "transfers", "written_by"]
+__all__ = ["balanced_flow", "digests", "events", "fill_inbox", "node_command", "topology_nodes", "transfers",
+           "wait_topology", "written_by"]
 
 
 def balanced_flow(inbox: Path, outbox: Path, duplicates: Path, strategy: str, attribute: str = "",
@@ -153,3 +156,18 @@ def node_command(cluster: Cluster, node: str, kind: str, timeout: float = 10, **
         client.close()
     assert reply.ok, f"node {node} answered {kind}: {reply.error or 'nothing (timed out)'}"
     return reply.result
+
+
+def topology_nodes(data_dir: Path) -> list[str] | None:
+    """The node list a node saved (``state/cluster-topology.json``), or None."""
+    try:
+        return json.loads((data_dir / TOPOLOGY_FILE).read_text())["nodes"]
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def wait_topology(cluster, nodes, expected, timeout: float = 30) -> None:
+    """Wait until each of ``nodes`` has saved the node list ``expected``."""
+    wait_until(lambda: all(topology_nodes(cluster.nodes[n].data_dir) == sorted(expected) for n in nodes), timeout,
+               f"nodes {nodes} list {sorted(expected)} in their topology "
+               f"({ {n: topology_nodes(cluster.nodes[n].data_dir) for n in nodes} })")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.workers.balance import balanced_flow, digests, fill_inbox, written_by
+from tests.workers.balance import balanced_flow, digests, fill_inbox, wait_topology, written_by
 from tests.workers.cluster import wait_until
 
 NODES = ("n1", "n2", "n3")
@@ -14,6 +14,7 @@ def run_cluster(cluster_factory, dirs, strategy: str, attribute: str = "", nodes
     for node_id in nodes:
         cluster.start(node_id, document)
     cluster.wait_connected(*nodes)
+    wait_topology(cluster, nodes, nodes)  # before it knows its peers, a node keeps what it makes
     return cluster
 
 

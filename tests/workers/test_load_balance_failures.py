@@ -13,29 +13,22 @@ design), which would hide what is tested here.
 from __future__ import annotations
 
 import hashlib
-import json
 import signal
 import time
 import uuid
-from pathlib import Path
 
 from engine.balance.wire import BatchEncoder, Compression, FlowFileMeta, Header
 from engine.cluster.authority import ClusterAuthority
 from engine.cluster.identity import NodeIdentity
 from engine.cluster.records import request_disconnect
 from engine.provenance.event import ProvenanceEventType
-from tests.workers.balance import balanced_flow, digests, events, fill_inbox, node_command, transfers, written_by
+from tests.workers.balance import (
+    balanced_flow, digests, events, fill_inbox, node_command, transfers, wait_topology, written_by,
+)
 from tests.workers.cluster import wait_until
 
 SENDER, RECEIVER = "n2", "n1"
 CONNECTION = "c-lb"
-
-
-def _topology(data_dir: Path) -> list[str]:
-    try:
-        return json.loads((data_dir / "state" / "cluster-topology.json").read_text())["nodes"]
-    except (FileNotFoundError, ValueError):
-        return []
 
 
 def sender_and_receiver(cluster_factory, dirs, strategy="SINGLE_NODE", put_state="ENABLED", env=None,
@@ -50,7 +43,7 @@ def sender_and_receiver(cluster_factory, dirs, strategy="SINGLE_NODE", put_state
     for node in others:
         cluster.start(node, document, env=env(node) if env else None)
     cluster.wait_connected(*others)
-    wait_until(lambda: set(others) <= set(_topology(cluster.nodes[SENDER].data_dir)), 30, f"{SENDER} knowing the others")
+    wait_topology(cluster, (SENDER,), (SENDER, *others))
     return cluster
 
 

@@ -5,19 +5,17 @@ of the whole cluster, and offloading a node."""
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from pathlib import Path
 
 import pytest
 
 from engine.balance.partitioners import rendezvous_node
-from engine.balance.topology import TOPOLOGY_FILE
 from engine.cluster.bus import CommandBus
 from engine.cluster.records import remove_node, request_disconnect, request_offload
 from engine.testing.flows import connection, flow, processor
 from flowsite.cluster.redis import command_signer
-from tests.workers.balance import digests, fill_inbox, written_by
+from tests.workers.balance import digests, fill_inbox, topology_nodes, wait_topology, written_by
 from tests.workers.cluster import wait_until
 
 NODES = ("n1", "n2", "n3")
@@ -102,20 +100,6 @@ def write_batch(inbox: Path, names) -> dict[str, str]:
     for path in staging.iterdir():
         path.rename(inbox / path.name)
     return written
-
-
-def topology_nodes(data_dir: Path) -> list[str] | None:
-    try:
-        return json.loads((data_dir / TOPOLOGY_FILE).read_text())["nodes"]
-    except (FileNotFoundError, ValueError):
-        return None
-
-
-def wait_topology(cluster, nodes, expected, timeout: float = 30) -> None:
-    """Wait until each of ``nodes`` has saved the node list ``expected``."""
-    wait_until(lambda: all(topology_nodes(cluster.nodes[n].data_dir) == sorted(expected) for n in nodes), timeout,
-               f"nodes {nodes} list {sorted(expected)} in their topology "
-               f"({ {n: topology_nodes(cluster.nodes[n].data_dir) for n in nodes} })")
 
 
 def start_cluster(cluster_factory, document, nodes=NODES):
