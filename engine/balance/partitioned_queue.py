@@ -259,6 +259,13 @@ class PartitionedQueue:
             self._partitioner = OffloadPartitioner()
             self._rebalance([self._local, *self._remote.values()])
 
+    def end_offload(self) -> None:
+        """The node is back in the cluster: the connection's own strategy places FlowFiles again
+        (those already queued for other nodes stay there)."""
+        with self._lock:
+            if self.offloading:
+                self._partitioner = make_partitioner(*self._strategy)
+
     def transfer_succeeded(self, node: str, flowfiles: Sequence[FlowFile]) -> None:
         """Settle FlowFiles taken from ``node``'s partition that the node has committed."""
         with self._lock:

@@ -74,6 +74,8 @@ def partitioned_queue_factory(
             queues.add(queue)
         if offload:
             existing.start_offload()
+        else:
+            existing.end_offload()
         return existing
 
     return make

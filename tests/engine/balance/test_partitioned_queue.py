@@ -139,6 +139,11 @@ def test_offload_sends_everything_to_the_other_nodes():
     assert counts(queue)["b"] == 0 and queue.size().total_count == 20
     queue.set_strategy(ROUND_ROBIN)
     assert queue.offloading and queue.strategy == ROUND_ROBIN
+    queue.end_offload()  # reconnected: the connection's own strategy again
+    assert not queue.offloading
+    queue.local_partition().put_all([make() for _ in range(3)])
+    queue.put_all([make() for _ in range(30)])
+    assert counts(queue)["b"] > 3, "round robin keeps this node's share again"
 
 
 def test_take_all_empties_every_partition_and_settles_each():
