@@ -8,9 +8,15 @@ from __future__ import annotations
 
 import ssl
 from abc import ABC, abstractmethod
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-__all__ = ["DistributedMapCacheClient", "RedisConnectionPool", "SSLContextProvider"]
+if TYPE_CHECKING:
+    from engine.record.api import RecordReader, RecordSetWriter
+    from engine.record.schema import RecordSchema
+
+__all__ = ["DistributedMapCacheClient", "RecordReaderFactory", "RecordSetWriterFactory", "RedisConnectionPool",
+           "SSLContextProvider"]
 
 
 class SSLContextProvider(ABC):
@@ -71,3 +77,36 @@ class RedisConnectionPool(ABC):
         """A redis-py client (``redis.Redis``; ``redis.cluster.RedisCluster`` in Cluster mode) backed
         by the service's connection pool. It is thread-safe and belongs to the service: use it,
         don't close it."""
+
+
+class RecordReaderFactory(ABC):
+    """Makes record readers of one format (NiFi's ``RecordReaderFactory``: CSVReader, JsonTreeReader, ...)."""
+
+    nifi_api = "org.apache.nifi.serialization.RecordReaderFactory"
+
+    @abstractmethod
+    def create_reader(self, stream: BinaryIO, attributes: Mapping[str, str]) -> RecordReader:
+        """A reader of ``stream`` (a FlowFile's content; seekable) whose schema comes from the
+        service's schema access strategy, evaluated against ``attributes``. Raises
+        ``engine.record.api.MalformedRecordError`` when the schema cannot be had (an invalid
+        schema text, content whose first records cannot be read)."""
+
+
+class RecordSetWriterFactory(ABC):
+    """Makes record set writers of one format (NiFi's ``RecordSetWriterFactory``)."""
+
+    nifi_api = "org.apache.nifi.serialization.RecordSetWriterFactory"
+
+    @property
+    @abstractmethod
+    def mime_type(self) -> str:
+        """The ``mime.type`` of what the writers write."""
+
+    @abstractmethod
+    def get_schema(self, attributes: Mapping[str, str], read_schema: RecordSchema | None) -> RecordSchema:
+        """The schema to write with: the records' own (``read_schema``) under Inherit Record Schema,
+        else the one the service's schema access strategy names for ``attributes``."""
+
+    @abstractmethod
+    def create_writer(self, stream: BinaryIO, schema: RecordSchema, attributes: Mapping[str, str]) -> RecordSetWriter:
+        """A writer of records of ``schema`` to ``stream`` (which it does not close)."""

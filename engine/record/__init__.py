@@ -1,0 +1,1 @@
+"""Records: schemas (Avro and Arrow views), readers and writers, and RecordPath."""
