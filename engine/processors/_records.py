@@ -1,0 +1,259 @@
+"""What the record processors share: their common properties, and micro-batching.
+
+A record processor configured with a Record Reader and a Record Writer works on FlowFiles one
+by one in NiFi. The Spark-backed ones here (QueryRecord, PartitionRecord, UpdateRecord) take a
+*micro-batch* of FlowFiles at a time instead, so that one Spark job serves many FlowFiles:
+
+1. up to Micro-Batch Size FlowFiles (and about Micro-Batch Data Size of content) are taken;
+2. each is read through the Record Reader into Arrow, with an added int column
+   ``__flowfile_index`` holding its place in the micro-batch. A FlowFile that cannot be read
+   goes to failure alone (``record.error.message`` says why); the others go on;
+3. the FlowFiles are grouped by record schema (and by whatever else makes their jobs differ,
+   such as a query text that depends on their attributes); the records of a group are one Arrow
+   table, handed to Spark in one job;
+4. the job's answer is split by the index column, and each FlowFile's own outputs are written
+   with the Record Writer, with the attributes NiFi gives them.
+
+When Spark cannot run a job (its JVM died, its master is unreachable) the whole session is
+rolled back with its FlowFiles penalized and the processor yields: nothing is lost, and the
+micro-batch is tried again once the penalty is over. When the job itself is wrong (a query
+naming an unknown column) the FlowFiles of its group go to failure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pyarrow as pa
+
+from engine.components import ExpressionScope, Processor, PropertyDescriptor
+from engine.components import validators as v
+from engine.processors._query_plan import INDEX_COLUMN, reserved
+from engine.record.schema import RecordSchema
+from engine.services.apis import RecordReaderFactory, RecordSetWriterFactory
+from engine.session.damaged import DamagedContentError
+from engine.session.guard import TaskTerminatedError
+
+if TYPE_CHECKING:
+    from engine.components import ProcessContext
+    from engine.flowfile import FlowFile
+    from engine.record.api import WriteResult
+    from engine.session import ProcessSession
+
+__all__ = ["INCLUDE_ZERO_RECORDS", "MICRO_BATCH_DATA_SIZE", "MICRO_BATCH_SIZE", "RECORD_ERROR", "RECORD_READER",
+           "RECORD_WRITER", "BatchRolledBack", "Loaded", "MicroBatchProcessor", "error_text", "split_by_flowfile",
+           "write_records"]
+
+RECORD_ERROR = "record.error.message"
+MIME_TYPE = "mime.type"
+RECORD_COUNT = "record.count"
+
+RECORD_READER = PropertyDescriptor(
+    "Record Reader", description="The controller service that reads the incoming FlowFiles' records (and tells "
+    "their schema).", required=True, service=RecordReaderFactory)
+RECORD_WRITER = PropertyDescriptor(
+    "Record Writer", description="The controller service that writes the outgoing records.", required=True,
+    service=RecordSetWriterFactory)
+INCLUDE_ZERO_RECORDS = PropertyDescriptor(
+    "Include Zero Record FlowFiles", description="Whether an output that holds no record is sent on; when false "
+    "it is dropped.", required=True, default="true", allowed_values=["true", "false"])
+MICRO_BATCH_SIZE = PropertyDescriptor(
+    "Micro-Batch Size", description="Flowsite's own: the most FlowFiles one Spark job serves. Each FlowFile still "
+    "gets its own outputs; a bigger micro-batch spreads the cost of a job over more FlowFiles.", required=True,
+    default="1000", validators=[v.POSITIVE_INTEGER], expression_language=ExpressionScope.ENVIRONMENT)
+MICRO_BATCH_DATA_SIZE = PropertyDescriptor(
+    "Micro-Batch Data Size", description="Flowsite's own: FlowFiles are added to a micro-batch until their content "
+    "reaches this size (a single larger FlowFile makes a micro-batch of its own).", required=True,
+    default="64 MB", validators=[v.DATA_SIZE], expression_language=ExpressionScope.ENVIRONMENT)
+
+_TAKE = 100
+
+
+class BatchRolledBack(Exception):
+    """Spark could not run a job: the session was rolled back (FlowFiles penalized) and the
+    processor yielded; the trigger ends."""
+
+
+@dataclass
+class Loaded:
+    """One FlowFile of a micro-batch, read: its place, its records (with the index column) and
+    what the processor worked out for it before reading (``key``)."""
+
+    position: int
+    flowfile: FlowFile
+    schema: RecordSchema
+    table: pa.Table
+    key: Hashable
+
+
+class MicroBatchProcessor(Processor):
+    """A record processor that serves a micro-batch of FlowFiles with one Spark job per group
+    (see the module docstring). Subclasses implement ``prepare`` (optional), ``job``, ``emit``
+    and ``fail``, and call ``configure_batches`` from ``on_scheduled``."""
+
+    abstract = True
+
+    def configure_batches(self, context: ProcessContext) -> None:
+        """Read the reader, writer and micro-batch properties."""
+        self.reader_factory: RecordReaderFactory = context.property(RECORD_READER).as_service()
+        self.writer_factory: RecordSetWriterFactory = context.property(RECORD_WRITER).as_service()
+        self.batch_count = context.property(MICRO_BATCH_SIZE).evaluate().as_int()
+        self.batch_bytes = context.property(MICRO_BATCH_DATA_SIZE).evaluate().as_data_size()
+
+    def prepare(self, context: ProcessContext, flowfile: FlowFile) -> Hashable:
+        """What this FlowFile's job depends on besides its schema (evaluated properties);
+        FlowFiles with equal keys share a job. Raise ValueError to send the FlowFile to failure."""
+        return None
+
+    def job(self, runtime: Any, spark: Any, table: pa.Table, group: list[Loaded]) -> Any:
+        """Run the Spark work of one group (``table`` holds all its records); returns what ``emit`` takes."""
+        raise NotImplementedError
+
+    def emit(self, context: ProcessContext, session: ProcessSession, group: list[Loaded], result: Any) -> None:
+        """Write and route each FlowFile's outputs from the job's ``result``."""
+        raise NotImplementedError
+
+    def fail(self, context: ProcessContext, session: ProcessSession, flowfile: FlowFile, message: str) -> None:
+        """Send ``flowfile`` (as it came in) to failure, saying why."""
+        raise NotImplementedError
+
+    def on_trigger(self, context, session):
+        flowfiles = take_micro_batch(session, self.batch_count, self.batch_bytes)
+        if not flowfiles:
+            return
+        try:
+            loaded = []
+            for position, flowfile in enumerate(flowfiles):
+                item = self._load(context, session, position, flowfile)
+                if item is not None:
+                    loaded.append(item)
+            for group in _groups(loaded):
+                table = pa.concat_tables([item.table for item in group])
+                try:
+                    result = run_job(context, session, lambda runtime, spark: self.job(runtime, spark, table, group))
+                except _query_error() as error:
+                    for item in group:
+                        self.fail(context, session, item.flowfile, f"Spark could not run the job: {error}")
+                    continue
+                self.emit(context, session, group, result)
+        except BatchRolledBack:
+            return
+
+    def _load(self, context, session, position: int, flowfile: FlowFile) -> Loaded | None:
+        try:
+            key = self.prepare(context, flowfile)
+        except ValueError as error:
+            self.fail(context, session, flowfile, str(error))
+            return None
+        try:
+            with session.read(flowfile) as stream:
+                reader = self.reader_factory.create_reader(stream, flowfile.attributes)
+                with reader:
+                    schema = reader.schema
+                    table = reader.read_all()
+        except (DamagedContentError, TaskTerminatedError):
+            raise
+        except Exception as error:
+            self.fail(context, session, flowfile, f"cannot read its records: {error_text(error)}")
+            return None
+        taken = [name for name in table.column_names if reserved(name)]
+        if taken:
+            self.fail(context, session, flowfile, f"its records have a field named {taken[0]}, a name Flowsite "
+                      "reserves")
+            return None
+        index = pa.array(np.full(table.num_rows, position, dtype=np.int32))
+        return Loaded(position, flowfile, schema, table.append_column(INDEX_COLUMN, index), key)
+
+
+def take_micro_batch(session: ProcessSession, max_count: int, max_bytes: int) -> list[FlowFile]:
+    """Up to ``max_count`` FlowFiles, taken until their content reaches ``max_bytes``."""
+    taken: list[FlowFile] = []
+    size = 0
+    while len(taken) < max_count and size < max_bytes:
+        polled = session.get_batch(min(_TAKE, max_count - len(taken)))
+        if not polled:
+            break
+        taken.extend(polled)
+        size += sum(flowfile.size for flowfile in polled)
+    return taken
+
+
+def _groups(loaded: Iterable[Loaded]) -> list[list[Loaded]]:
+    """The loaded FlowFiles by schema and key, in order of first appearance."""
+    groups: dict[tuple[bytes, Hashable], list[Loaded]] = {}
+    for item in loaded:
+        schema = item.table.schema
+        groups.setdefault((schema.serialize().to_pybytes(), item.key), []).append(item)
+    return list(groups.values())
+
+
+def run_job(context: ProcessContext, session: ProcessSession, job: Callable[[Any, Any], Any]) -> Any:
+    """``job(runtime, spark)`` run on the node's Spark runtime. When Spark is unavailable the
+    session is rolled back (FlowFiles penalized), the processor yields and BatchRolledBack is
+    raised; a SparkQueryError goes to the caller."""
+    from engine.spark.runtime import SparkUnavailableError, node_runtime
+
+    runtime = node_runtime()
+    try:
+        return runtime.run(lambda spark: job(runtime, spark))
+    except SparkUnavailableError as error:
+        context.logger.warning("Spark could not run a job (%s); rolling back %d FlowFile(s) and penalizing them",
+                               error, session.counts.flowfiles_in)
+        session.rollback(penalize=True)
+        context.yield_processor()
+        raise BatchRolledBack(str(error)) from error
+
+
+def _query_error() -> type[Exception]:
+    from engine.spark.runtime import SparkQueryError
+
+    return SparkQueryError
+
+
+def split_by_flowfile(table: pa.Table, positions: Sequence[int]) -> list[pa.Table]:
+    """``table``'s rows for the FlowFiles at ``positions`` (ascending) of a micro-batch, by the
+    index column and in their order within each FlowFile, without Flowsite's columns."""
+    index = table.column(INDEX_COLUMN).to_numpy(zero_copy_only=False)
+    kept = table.drop_columns([name for name in table.column_names if reserved(name)])
+    if len(index) and np.any(index[1:] < index[:-1]):
+        order = np.argsort(index, kind="stable")
+        kept, index = kept.take(pa.array(order)), index[order]
+    starts = np.searchsorted(index, positions, side="left")
+    ends = np.searchsorted(index, positions, side="right")
+    return [kept.slice(int(start), int(end - start)) for start, end in zip(starts, ends)]
+
+
+def write_records(session: ProcessSession, flowfile: FlowFile, writer_factory: RecordSetWriterFactory,
+                  records: pa.Table | Iterable[pa.RecordBatch], schema: pa.Schema,
+                  attributes: Mapping[str, str]) -> tuple[FlowFile, WriteResult]:
+    """Replace ``flowfile``'s content with ``records`` (of ``schema``) written by the Record
+    Writer, and give it the writer's attributes (mime.type, record.count, ...). ``attributes``
+    are those the writer's schema access evaluates (the input FlowFile's)."""
+    write_schema = writer_factory.get_schema(attributes, RecordSchema.from_arrow(schema))
+    written: list[WriteResult] = []
+
+    def write(out) -> None:
+        writer = writer_factory.create_writer(out, write_schema, attributes)
+        for batch in ([records] if isinstance(records, pa.Table) else records):
+            if batch.num_rows:
+                writer.write_batch(batch)
+        written.append(writer.finish())
+
+    flowfile = session.write(flowfile, write)
+    result = written[0]
+    updates = {MIME_TYPE: writer_factory.mime_type, **result.attributes, RECORD_COUNT: str(result.record_count)}
+    return session.put_all_attributes(flowfile, updates), result
+
+
+def error_text(error: BaseException) -> str:
+    """An error as one line for an attribute or a log: its message, else its type."""
+    text = str(error).strip().split("\n")[0]
+    return text or type(error).__name__
+
+
+def unique(items: Sequence[Hashable]) -> list[Hashable]:
+    """``items`` without repeats, in order."""
+    return list(dict.fromkeys(items))
