@@ -44,8 +44,8 @@ if TYPE_CHECKING:
     from engine.session import ProcessSession
 
 __all__ = ["INCLUDE_ZERO_RECORDS", "MICRO_BATCH_DATA_SIZE", "MICRO_BATCH_SIZE", "RECORD_ERROR", "RECORD_READER",
-           "RECORD_WRITER", "BatchRolledBack", "Loaded", "MicroBatchProcessor", "error_text", "split_by_flowfile",
-           "write_records"]
+           "RECORD_WRITER", "BatchRolledBack", "Loaded", "MicroBatchProcessor", "RecordProcessor", "error_text",
+           "split_by_flowfile", "write_records"]
 
 RECORD_ERROR = "record.error.message"
 MIME_TYPE = "mime.type"
@@ -89,7 +89,24 @@ class Loaded:
     key: Hashable
 
 
-class MicroBatchProcessor(Processor):
+class RecordProcessor(Processor):
+    """A processor with a Record Reader and a Record Writer; subclasses call ``configure_records``
+    from ``on_scheduled``."""
+
+    abstract = True
+
+    def configure_records(self, context: ProcessContext) -> None:
+        """Take the Record Reader and Record Writer services."""
+        self.reader_factory: RecordReaderFactory = context.property(RECORD_READER).as_service()
+        self.writer_factory: RecordSetWriterFactory = context.property(RECORD_WRITER).as_service()
+
+    def write(self, session: ProcessSession, flowfile: FlowFile, records: pa.Table | Iterable[pa.RecordBatch],
+              schema: pa.Schema | RecordSchema, attributes: Mapping[str, str]) -> tuple[FlowFile, WriteResult]:
+        """``write_records`` with the processor's Record Writer."""
+        return write_records(session, flowfile, self.writer_factory, records, schema, attributes)
+
+
+class MicroBatchProcessor(RecordProcessor):
     """A record processor that serves a micro-batch of FlowFiles with one Spark job per group
     (see the module docstring). Subclasses implement ``prepare`` (optional), ``job``, ``emit``
     and ``fail``, and call ``configure_batches`` from ``on_scheduled``."""
@@ -98,8 +115,7 @@ class MicroBatchProcessor(Processor):
 
     def configure_batches(self, context: ProcessContext) -> None:
         """Read the reader, writer and micro-batch properties."""
-        self.reader_factory: RecordReaderFactory = context.property(RECORD_READER).as_service()
-        self.writer_factory: RecordSetWriterFactory = context.property(RECORD_WRITER).as_service()
+        self.configure_records(context)
         self.batch_count = context.property(MICRO_BATCH_SIZE).evaluate().as_int()
         self.batch_bytes = context.property(MICRO_BATCH_DATA_SIZE).evaluate().as_data_size()
 
@@ -227,12 +243,14 @@ def split_by_flowfile(table: pa.Table, positions: Sequence[int]) -> list[pa.Tabl
 
 
 def write_records(session: ProcessSession, flowfile: FlowFile, writer_factory: RecordSetWriterFactory,
-                  records: pa.Table | Iterable[pa.RecordBatch], schema: pa.Schema,
+                  records: pa.Table | Iterable[pa.RecordBatch], schema: pa.Schema | RecordSchema,
                   attributes: Mapping[str, str]) -> tuple[FlowFile, WriteResult]:
-    """Replace ``flowfile``'s content with ``records`` (of ``schema``) written by the Record
-    Writer, and give it the writer's attributes (mime.type, record.count, ...). ``attributes``
-    are those the writer's schema access evaluates (the input FlowFile's)."""
-    write_schema = writer_factory.get_schema(attributes, RecordSchema.from_arrow(schema))
+    """Replace ``flowfile``'s content with ``records`` (of ``schema``, the records' own) written
+    by the Record Writer, and give it the writer's attributes (mime.type, record.count, ...).
+    ``attributes`` are those the writer's schema access evaluates (the input FlowFile's)."""
+    if isinstance(schema, pa.Schema):
+        schema = RecordSchema.from_arrow(schema)
+    write_schema = writer_factory.get_schema(attributes, schema)
     written: list[WriteResult] = []
 
     def write(out) -> None:
@@ -253,7 +271,3 @@ def error_text(error: BaseException) -> str:
     text = str(error).strip().split("\n")[0]
     return text or type(error).__name__
 
-
-def unique(items: Sequence[Hashable]) -> list[Hashable]:
-    """``items`` without repeats, in order."""
-    return list(dict.fromkeys(items))

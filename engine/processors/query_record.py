@@ -25,7 +25,6 @@ from engine.processors._records import (
     MicroBatchProcessor,
     error_text,
     split_by_flowfile,
-    write_records,
 )
 from engine.session.damaged import DamagedContentError
 from engine.session.guard import TaskTerminatedError
@@ -182,8 +181,7 @@ class QueryRecord(MicroBatchProcessor):
                     if not records.num_rows and not self._include_zero:
                         continue
                     outputs.append([session.create(flowfile), name])
-                    child, _ = write_records(session, outputs[-1][0], self.writer_factory, records, records.schema,
-                                             flowfile.attributes)
+                    child, _ = self.write(session, outputs[-1][0], records, records.schema, flowfile.attributes)
                     outputs[-1][0] = session.put_attribute(child, ROUTE_ATTRIBUTE, name)
             except (DamagedContentError, TaskTerminatedError):
                 raise
