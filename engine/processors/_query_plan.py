@@ -19,7 +19,7 @@ alone, named WINDOW clauses, GROUPING SETS / ROLLUP / CUBE, QUALIFY, TABLESAMPLE
 DISTINCT with LIMIT, a LIMIT that is not a number, and queries without FROM.
 
 The SQL is Spark SQL read with NiFi's quoting (Calcite's MySQL-ANSI lexing, which NiFi's
-QueryRecord uses): ``"double quotes"`` and ```backticks``` name columns, ``'single quotes'``
+QueryRecord uses): ``"double quotes"`` and backticks name columns, ``'single quotes'``
 are strings. The only table is ``FLOWFILE``; functions that reach outside the records
 (``reflect``, ``java_method``) are refused.
 """

@@ -22,6 +22,7 @@ naming an unknown column) the FlowFiles of its group go to failure.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["INCLUDE_ZERO_RECORDS", "MICRO_BATCH_DATA_SIZE", "MICRO_BATCH_SIZE", "RECORD_ERROR", "RECORD_READER",
            "RECORD_WRITER", "BatchRolledBack", "Loaded", "MicroBatchProcessor", "RecordProcessor", "error_text",
-           "split_by_flowfile", "write_records"]
+           "PathCache", "compile_path", "split_by_flowfile", "valid_path", "write_records"]
 
 RECORD_ERROR = "record.error.message"
 MIME_TYPE = "mime.type"
@@ -70,6 +71,7 @@ MICRO_BATCH_DATA_SIZE = PropertyDescriptor(
     default="64 MB", validators=[v.DATA_SIZE], expression_language=ExpressionScope.ENVIRONMENT)
 
 _TAKE = 100
+_PATH_CACHE = 256
 
 
 class BatchRolledBack(Exception):
@@ -120,9 +122,14 @@ class MicroBatchProcessor(RecordProcessor):
         self.batch_bytes = context.property(MICRO_BATCH_DATA_SIZE).evaluate().as_data_size()
 
     def prepare(self, context: ProcessContext, flowfile: FlowFile) -> Hashable:
-        """What this FlowFile's job depends on besides its schema (evaluated properties);
-        FlowFiles with equal keys share a job. Raise ValueError to send the FlowFile to failure."""
+        """What the processor works out for this FlowFile before reading it (evaluated
+        properties), kept as ``Loaded.key``. Raise ValueError to send the FlowFile to failure."""
         return None
+
+    def group_of(self, key: Hashable) -> Hashable:
+        """The part of a FlowFile's key its job depends on: FlowFiles of one schema whose keys
+        give equal groups share a job (the whole key by default)."""
+        return key
 
     def job(self, runtime: Any, spark: Any, table: pa.Table, group: list[Loaded]) -> Any:
         """Run the Spark work of one group (``table`` holds all its records); returns what ``emit`` takes."""
@@ -146,7 +153,7 @@ class MicroBatchProcessor(RecordProcessor):
                 item = self._load(context, session, position, flowfile)
                 if item is not None:
                     loaded.append(item)
-            for group in _groups(loaded):
+            for group in self._groups(loaded):
                 table = pa.concat_tables([item.table for item in group])
                 try:
                     result = run_job(context, session, lambda runtime, spark: self.job(runtime, spark, table, group))
@@ -157,6 +164,14 @@ class MicroBatchProcessor(RecordProcessor):
                 self.emit(context, session, group, result)
         except BatchRolledBack:
             return
+
+    def _groups(self, loaded: Iterable[Loaded]) -> list[list[Loaded]]:
+        """The loaded FlowFiles by schema and group, in order of first appearance."""
+        groups: dict[tuple[bytes, Hashable], list[Loaded]] = {}
+        for item in loaded:
+            schema = item.table.schema.serialize().to_pybytes()
+            groups.setdefault((schema, self.group_of(item.key)), []).append(item)
+        return list(groups.values())
 
     def _load(self, context, session, position: int, flowfile: FlowFile) -> Loaded | None:
         try:
@@ -197,15 +212,6 @@ def take_micro_batch(session: ProcessSession, max_count: int, max_bytes: int) ->
     return taken
 
 
-def _groups(loaded: Iterable[Loaded]) -> list[list[Loaded]]:
-    """The loaded FlowFiles by schema and key, in order of first appearance."""
-    groups: dict[tuple[bytes, Hashable], list[Loaded]] = {}
-    for item in loaded:
-        schema = item.table.schema
-        groups.setdefault((schema.serialize().to_pybytes(), item.key), []).append(item)
-    return list(groups.values())
-
-
 def run_job(context: ProcessContext, session: ProcessSession, job: Callable[[Any, Any], Any]) -> Any:
     """``job(runtime, spark)`` run on the node's Spark runtime. When Spark is unavailable the
     session is rolled back (FlowFiles penalized), the processor yields and BatchRolledBack is
@@ -229,11 +235,12 @@ def _query_error() -> type[Exception]:
     return SparkQueryError
 
 
-def split_by_flowfile(table: pa.Table, positions: Sequence[int]) -> list[pa.Table]:
+def split_by_flowfile(table: pa.Table, positions: Sequence[int], keep: Sequence[str] = ()) -> list[pa.Table]:
     """``table``'s rows for the FlowFiles at ``positions`` (ascending) of a micro-batch, by the
-    index column and in their order within each FlowFile, without Flowsite's columns."""
+    index column and in their order within each FlowFile, without Flowsite's columns (but those
+    in ``keep``)."""
     index = table.column(INDEX_COLUMN).to_numpy(zero_copy_only=False)
-    kept = table.drop_columns([name for name in table.column_names if reserved(name)])
+    kept = table.drop_columns([name for name in table.column_names if reserved(name) and name not in keep])
     if len(index) and np.any(index[1:] < index[:-1]):
         order = np.argsort(index, kind="stable")
         kept, index = kept.take(pa.array(order)), index[order]
@@ -264,6 +271,46 @@ def write_records(session: ProcessSession, flowfile: FlowFile, writer_factory: R
     result = written[0]
     updates = {MIME_TYPE: writer_factory.mime_type, **result.attributes, RECORD_COUNT: str(result.record_count)}
     return session.put_all_attributes(flowfile, updates), result
+
+
+# -- RecordPaths ----------------------------------------------------------------------------
+
+
+def compile_path(text: str):
+    """The compiled RecordPath ``text`` (``engine.record.path``); raises ValueError."""
+    from engine.record.path import compile_record_path
+
+    try:
+        return compile_record_path(text)
+    except ValueError:
+        raise
+    except Exception as error:
+        raise ValueError(f"{text!r} is not a RecordPath: {error_text(error)}") from None
+
+
+def valid_path(value: str, context) -> str | None:
+    """A validator of RecordPath values."""
+    try:
+        compile_path(value)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
+class PathCache:
+    """Compiled RecordPaths by text (the most recent few hundred)."""
+
+    def __init__(self) -> None:
+        self._paths: OrderedDict[str, object] = OrderedDict()
+
+    def get(self, text: str):
+        """The compiled ``text``; raises ValueError."""
+        path = self._paths.get(text)
+        if path is None:
+            path = self._paths[text] = compile_path(text)
+            if len(self._paths) > _PATH_CACHE:
+                self._paths.popitem(last=False)
+        return path
 
 
 def error_text(error: BaseException) -> str:

@@ -63,7 +63,7 @@ class QueryRecord(MicroBatchProcessor):
     original goes to original; a FlowFile whose records cannot be read or queried goes to
     failure unchanged.
 
-    Queries are Spark SQL, read with NiFi's quoting: ``"double quotes"`` (and ```backticks```)
+    Queries are Spark SQL, read with NiFi's quoting: ``"double quotes"`` (and backticks)
     name columns, ``'single quotes'`` are strings. The only table is FLOWFILE, and the functions
     ``reflect`` and ``java_method`` are refused. Column names of unnamed expressions are Spark's
     (``count(1)``): name them with AS.
