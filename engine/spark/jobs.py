@@ -39,18 +39,18 @@ def query_records(runtime: Any, spark: Any, table: pa.Table, plans: Sequence[Any
         try:
             for plan in plans:
                 if plan.batched is not None:
-                    answer = runtime.collect(spark.sql(plan.batched_sql(view)))
+                    answer = runtime.collect(spark.sql(plan.batched_sql(view)), size_hint=table.nbytes)
                 else:
                     pieces = []
                     for position in positions:
                         records = frame.where(F.col(INDEX_COLUMN) == position).drop(INDEX_COLUMN)
-                        piece = _query_view(runtime, spark, records, plan)
+                        piece = _query_view(runtime, spark, records, plan, table.nbytes)
                         pieces.append(piece.append_column(INDEX_COLUMN, pa.array([position] * piece.num_rows,
                                                                                  pa.int32())))
                     answer = pa.concat_tables(pieces, promote_options="permissive")
                 empty = None
                 if plan.needs_empty_answer:
-                    empty = _query_view(runtime, spark, frame.limit(0).drop(INDEX_COLUMN), plan)
+                    empty = _query_view(runtime, spark, frame.limit(0).drop(INDEX_COLUMN), plan, 0)
                 answers.append(QueryAnswer(answer, empty))
         finally:
             spark.catalog.dropTempView(view)
@@ -62,7 +62,8 @@ def add_columns(runtime: Any, spark: Any, table: pa.Table, expressions: Sequence
     from pyspark.sql import functions as F
 
     with runtime.frame(spark, table) as frame:
-        return runtime.collect(frame.select("*", *(F.expr(sql).alias(name) for name, sql in expressions)))
+        added = frame.select("*", *(F.expr(sql).alias(name) for name, sql in expressions))
+        return runtime.collect(added, size_hint=table.nbytes)
 
 
 def update_records(runtime: Any, spark: Any, table: pa.Table, updates: Sequence[tuple[str, str]]) -> pa.Table:
@@ -73,15 +74,15 @@ def update_records(runtime: Any, spark: Any, table: pa.Table, updates: Sequence[
     with runtime.frame(spark, table) as frame:
         for column, expression in updates:
             frame = frame.withColumn(column, F.expr(expression))
-        return runtime.collect(frame)
+        return runtime.collect(frame, size_hint=table.nbytes)
 
 
-def _query_view(runtime: Any, spark: Any, records: Any, plan: Any) -> pa.Table:
+def _query_view(runtime: Any, spark: Any, records: Any, plan: Any, size_hint: int) -> pa.Table:
     """The plan's query as written, over ``records`` (a DataFrame without the index)."""
     view = _view_name()
     records.createOrReplaceTempView(view)
     try:
-        return runtime.collect(spark.sql(plan.single_sql(view)))
+        return runtime.collect(spark.sql(plan.single_sql(view)), size_hint=size_hint)
     finally:
         spark.catalog.dropTempView(view)
 

@@ -68,7 +68,7 @@ class SparkRuntime:
         """A DataFrame over ``table``."""
         yield session.createDataFrame(table)
 
-    def collect(self, frame) -> pa.Table:
+    def collect(self, frame, *, size_hint: int | None = None) -> pa.Table:
         """The rows of ``frame`` as an Arrow table."""
         return frame.toArrow()
 
