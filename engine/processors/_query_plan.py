@@ -156,7 +156,8 @@ def _unsafe(query: exp.Query) -> str | None:
         if query.args.get(key):
             return why
     group = query.args.get("group")
-    if group is not None and any(group.args.get(key) for key in ("rollup", "cube", "grouping_sets")):
+    if group is not None and (any(group.args.get(key) for key in ("rollup", "cube", "grouping_sets"))
+                              or group.find(exp.Rollup, exp.Cube, exp.GroupingSets)):
         return "GROUPING SETS, ROLLUP or CUBE"
     limit = query.args.get("limit")
     if limit is not None:

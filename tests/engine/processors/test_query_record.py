@@ -239,3 +239,19 @@ def test_spark_killed_mid_batch_loses_nothing(tmp_path, spark_runtime, json_line
         assert [[record["name"] for record in answer] for answer in answers(runner, "busy")] == [
             ["ann", "bob", "cid"], ["dan", "eve"], ["fay"]]
         assert [f.uuid for f in runner.output("original")] == [f.uuid for f in inputs]
+
+
+def test_a_micro_batch_takes_at_most_its_size_in_flowfiles_or_bytes(tmp_path, spark_runtime, json_lines_services):
+    properties = {"Record Reader": "reader", "Record Writer": "writer", "Micro-Batch Size": "2",
+                  "all": "SELECT * FROM FLOWFILE"}
+    with ProcessorTestRunner(QueryRecord, tmp_path, properties, services=json_lines_services) as runner:
+        for people in PEOPLE:
+            runner.enqueue(lines(people))
+        runner.run(stop=False)
+        assert len(runner.output("original")) == 2 and len(runner.input_flowfiles()) == 1
+    properties.update({"Micro-Batch Size": "1000", "Micro-Batch Data Size": "10 B"})
+    with ProcessorTestRunner(QueryRecord, tmp_path, properties, services=json_lines_services) as runner:
+        for people in PEOPLE:
+            runner.enqueue(lines(people))
+        runner.run(stop=False)
+        assert len(runner.output("original")) == 1 and len(runner.input_flowfiles()) == 2
