@@ -200,15 +200,19 @@ class MicroBatchProcessor(RecordProcessor):
 
 
 def take_micro_batch(session: ProcessSession, max_count: int, max_bytes: int) -> list[FlowFile]:
-    """Up to ``max_count`` FlowFiles, taken until their content reaches ``max_bytes``."""
+    """Up to ``max_count`` FlowFiles, taken until their content reaches ``max_bytes`` (polled in
+    chunks sized by the average FlowFile taken so far, so the bound is kept closely)."""
     taken: list[FlowFile] = []
     size = 0
+    chunk = 1
     while len(taken) < max_count and size < max_bytes:
-        polled = session.get_batch(min(_TAKE, max_count - len(taken)))
+        polled = session.get_batch(min(chunk, max_count - len(taken)))
         if not polled:
             break
         taken.extend(polled)
         size += sum(flowfile.size for flowfile in polled)
+        average = max(size // len(taken), 1)
+        chunk = max(1, min(_TAKE, (max_bytes - size) // average))
     return taken
 
 
