@@ -22,6 +22,7 @@ naming an unknown column) the FlowFiles of its group go to failure.
 
 from __future__ import annotations
 
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = ["INCLUDE_ZERO_RECORDS", "MICRO_BATCH_DATA_SIZE", "MICRO_BATCH_SIZE", "RECORD_ERROR", "RECORD_READER",
            "RECORD_WRITER", "BatchRolledBack", "Loaded", "MicroBatchProcessor", "RecordProcessor", "error_text",
-           "PathCache", "compile_path", "split_by_flowfile", "valid_path", "write_records"]
+           "Compiled", "compile_path", "split_by_flowfile", "valid_path", "write_records"]
 
 RECORD_ERROR = "record.error.message"
 MIME_TYPE = "mime.type"
@@ -71,7 +72,8 @@ MICRO_BATCH_DATA_SIZE = PropertyDescriptor(
     default="64 MB", validators=[v.DATA_SIZE], expression_language=ExpressionScope.ENVIRONMENT)
 
 _TAKE = 100
-_PATH_CACHE = 256
+_LARGE_CHUNK = 8192
+_COMPILED_KEPT = 256
 
 
 class BatchRolledBack(Exception):
@@ -154,7 +156,7 @@ class MicroBatchProcessor(RecordProcessor):
                 if item is not None:
                     loaded.append(item)
             for group in self._groups(loaded):
-                table = pa.concat_tables([item.table for item in group])
+                table = _contiguous(pa.concat_tables([item.table for item in group]))
                 try:
                     result = run_job(context, session, lambda runtime, spark: self.job(runtime, spark, table, group))
                 except _query_error() as error:
@@ -214,6 +216,15 @@ def take_micro_batch(session: ProcessSession, max_count: int, max_bytes: int) ->
         average = max(size // len(taken), 1)
         chunk = max(1, min(_TAKE, (max_bytes - size) // average))
     return taken
+
+
+def _contiguous(table: pa.Table) -> pa.Table:
+    """``table`` in a few large chunks: Spark takes Arrow data a chunk at a time, and a chunk per
+    small FlowFile makes it several times slower."""
+    chunks = table.column(0).num_chunks if table.num_columns else 0
+    if chunks > 1 and table.num_rows < chunks * _LARGE_CHUNK:
+        return table.combine_chunks()
+    return table
 
 
 def run_job(context: ProcessContext, session: ProcessSession, job: Callable[[Any, Any], Any]) -> Any:
@@ -301,20 +312,26 @@ def valid_path(value: str, context) -> str | None:
     return None
 
 
-class PathCache:
-    """Compiled RecordPaths by text (the most recent few hundred)."""
+class Compiled:
+    """Texts compiled by ``compile`` (queries, RecordPaths), the most recent few hundred kept;
+    safe to share between the tasks of a processor."""
 
-    def __init__(self) -> None:
-        self._paths: OrderedDict[str, object] = OrderedDict()
+    def __init__(self, compile: Callable[[str], Any]) -> None:
+        self._compile = compile
+        self._done: OrderedDict[str, Any] = OrderedDict()
+        self._lock = threading.Lock()
 
-    def get(self, text: str):
-        """The compiled ``text``; raises ValueError."""
-        path = self._paths.get(text)
-        if path is None:
-            path = self._paths[text] = compile_path(text)
-            if len(self._paths) > _PATH_CACHE:
-                self._paths.popitem(last=False)
-        return path
+    def get(self, text: str) -> Any:
+        """The compiled ``text`` (what ``compile`` raises, it raises)."""
+        with self._lock:
+            compiled = self._done.get(text)
+        if compiled is None:
+            compiled = self._compile(text)
+            with self._lock:
+                self._done[text] = compiled
+                if len(self._done) > _COMPILED_KEPT:
+                    self._done.popitem(last=False)
+        return compiled
 
 
 def error_text(error: BaseException) -> str:

@@ -27,8 +27,9 @@ from engine.processors._records import (
     RECORD_ERROR,
     RECORD_READER,
     RECORD_WRITER,
+    Compiled,
     MicroBatchProcessor,
-    PathCache,
+    compile_path,
     error_text,
     split_by_flowfile,
     valid_path,
@@ -97,7 +98,7 @@ class PartitionRecord(MicroBatchProcessor):
     def on_scheduled(self, context):
         self.configure_batches(context)
         self._paths = dict(context.dynamic_properties)
-        self._compiled = PathCache()
+        self._compiled = Compiled(compile_path)
 
     def prepare(self, context, flowfile):
         texts = []

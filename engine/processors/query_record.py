@@ -3,8 +3,6 @@ micro-batch of FlowFiles at once; each query's answer goes to the relationship n
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 from engine.components import (
     DynamicProperties,
     ExpressionScope,
@@ -14,7 +12,7 @@ from engine.components import (
     WrittenAttribute,
 )
 from engine.components import validators as v
-from engine.processors._query_plan import QueryPlan, QuerySyntaxError, plan_query
+from engine.processors._query_plan import QuerySyntaxError, plan_query
 from engine.processors._records import (
     INCLUDE_ZERO_RECORDS,
     MICRO_BATCH_DATA_SIZE,
@@ -22,6 +20,7 @@ from engine.processors._records import (
     RECORD_ERROR,
     RECORD_READER,
     RECORD_WRITER,
+    Compiled,
     MicroBatchProcessor,
     error_text,
     split_by_flowfile,
@@ -43,8 +42,6 @@ DEFAULT_SCALE = PropertyDescriptor(
 ORIGINAL = Relationship("original", "The original FlowFile, once every query has answered for it")
 FAILURE = Relationship("failure", "FlowFiles whose records cannot be read or queried (a query naming a column "
                        "they do not have, ...), unchanged")
-
-_PLAN_CACHE = 256
 
 
 def _valid_query(value: str, context) -> str | None:
@@ -137,24 +134,14 @@ class QueryRecord(MicroBatchProcessor):
         self.configure_batches(context)
         self._include_zero = context.property(INCLUDE_ZERO_RECORDS).as_bool()
         self._queries = dict(context.dynamic_properties)
-        self._plans: OrderedDict[str, QueryPlan] = OrderedDict()
-
-    def _plan(self, text: str) -> QueryPlan:
-        """The plan of ``text`` (cached); raises QuerySyntaxError."""
-        plan = self._plans.get(text)
-        if plan is None:
-            plan = plan_query(text)
-            self._plans[text] = plan
-            if len(self._plans) > _PLAN_CACHE:
-                self._plans.popitem(last=False)
-        return plan
+        self._plans = Compiled(plan_query)
 
     def prepare(self, context, flowfile):
         texts = []
         for name, query in self._queries.items():
             text = query.evaluate(flowfile).value or ""
             try:
-                self._plan(text)
+                self._plans.get(text)
             except QuerySyntaxError as error:
                 raise ValueError(f"the query {name!r} is not usable: {error}") from None
             texts.append(text)
@@ -163,7 +150,7 @@ class QueryRecord(MicroBatchProcessor):
     def job(self, runtime, spark, table, group):
         from engine.spark.jobs import query_records
 
-        plans = [self._plan(text) for text in group[0].key]
+        plans = [self._plans.get(text) for text in group[0].key]
         return query_records(runtime, spark, table, plans, [item.position for item in group])
 
     def emit(self, context, session, group, answers):

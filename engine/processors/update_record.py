@@ -23,8 +23,8 @@ from engine.processors._records import (
     RECORD_ERROR,
     RECORD_READER,
     RECORD_WRITER,
+    Compiled,
     MicroBatchProcessor,
-    PathCache,
     compile_path,
     error_text,
     split_by_flowfile,
@@ -113,7 +113,7 @@ class UpdateRecord(MicroBatchProcessor):
         self.configure_batches(context)
         self._literal = context.property(REPLACEMENT_VALUE_STRATEGY).value == LITERAL
         self._updates = dict(context.dynamic_properties)
-        self._compiled = PathCache()
+        self._compiled = Compiled(compile_path)
         for name in self._updates:
             self._compiled.get(name)
 
