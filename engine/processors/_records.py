@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = ["INCLUDE_ZERO_RECORDS", "MICRO_BATCH_DATA_SIZE", "MICRO_BATCH_SIZE", "RECORD_ERROR", "RECORD_READER",
            "RECORD_WRITER", "BatchRolledBack", "Loaded", "MicroBatchProcessor", "RecordProcessor", "error_text",
-           "Compiled", "compile_path", "split_by_flowfile", "valid_path", "write_records"]
+           "Compiled", "compile_path", "record_schema", "split_by_flowfile", "valid_path", "write_records"]
 
 RECORD_ERROR = "record.error.message"
 MIME_TYPE = "mime.type"
@@ -134,7 +134,8 @@ class MicroBatchProcessor(RecordProcessor):
         return key
 
     def job(self, runtime: Any, spark: Any, table: pa.Table, group: list[Loaded]) -> Any:
-        """Run the Spark work of one group (``table`` holds all its records); returns what ``emit`` takes."""
+        """Run the Spark work of one group (``table`` holds all its records); returns what ``emit``
+        takes. A ValueError (the job cannot be made for these records) sends the group to failure."""
         raise NotImplementedError
 
     def emit(self, context: ProcessContext, session: ProcessSession, group: list[Loaded], result: Any) -> None:
@@ -160,12 +161,18 @@ class MicroBatchProcessor(RecordProcessor):
                 try:
                     result = run_job(context, session, lambda runtime, spark: self.job(runtime, spark, table, group))
                 except _query_error() as error:
-                    for item in group:
-                        self.fail(context, session, item.flowfile, f"Spark could not run the job: {error}")
+                    self._fail_all(context, session, group, f"Spark could not run the job: {error}")
+                    continue
+                except ValueError as error:  # the job cannot be made for these records (a RecordPath...)
+                    self._fail_all(context, session, group, f"the job cannot run on these records: {error}")
                     continue
                 self.emit(context, session, group, result)
         except BatchRolledBack:
             return
+
+    def _fail_all(self, context, session, group: list[Loaded], message: str) -> None:
+        for item in group:
+            self.fail(context, session, item.flowfile, message)
 
     def _groups(self, loaded: Iterable[Loaded]) -> list[list[Loaded]]:
         """The loaded FlowFiles by schema and group, in order of first appearance."""
@@ -292,15 +299,10 @@ def write_records(session: ProcessSession, flowfile: FlowFile, writer_factory: R
 
 
 def compile_path(text: str):
-    """The compiled RecordPath ``text`` (``engine.record.path``); raises ValueError."""
+    """The compiled RecordPath ``text`` (``engine.record.path``); raises RecordPathError, a ValueError."""
     from engine.record.path import compile_record_path
 
-    try:
-        return compile_record_path(text)
-    except ValueError:
-        raise
-    except Exception as error:
-        raise ValueError(f"{text!r} is not a RecordPath: {error_text(error)}") from None
+    return compile_record_path(text)
 
 
 def valid_path(value: str, context) -> str | None:
@@ -332,6 +334,11 @@ class Compiled:
                 if len(self._done) > _COMPILED_KEPT:
                     self._done.popitem(last=False)
         return compiled
+
+
+def record_schema(table: pa.Table) -> pa.Schema:
+    """The schema of a micro-batch's records, without Flowsite's columns (what RecordPaths see)."""
+    return pa.schema([field for field in table.schema if not reserved(field.name)])
 
 
 def error_text(error: BaseException) -> str:

@@ -31,6 +31,7 @@ from engine.processors._records import (
     MicroBatchProcessor,
     compile_path,
     error_text,
+    record_schema,
     split_by_flowfile,
     valid_path,
 )
@@ -114,7 +115,9 @@ class PartitionRecord(MicroBatchProcessor):
     def job(self, runtime, spark, table, group):
         from engine.spark.jobs import add_columns
 
-        keys = [(_KEY.format(number), self._compiled.get(text).to_sql()) for number, text in enumerate(group[0].key)]
+        schema = record_schema(table)
+        keys = [(_KEY.format(number), self._compiled.get(text).to_sql(schema))
+                for number, text in enumerate(group[0].key)]
         return add_columns(runtime, spark, table, keys)
 
     def emit(self, context, session, group, result):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pyarrow as pa
 from sqlglot import exp
 
 from engine.components import (
@@ -27,6 +28,7 @@ from engine.processors._records import (
     MicroBatchProcessor,
     compile_path,
     error_text,
+    record_schema,
     split_by_flowfile,
 )
 from engine.session.damaged import DamagedContentError
@@ -136,13 +138,16 @@ class UpdateRecord(MicroBatchProcessor):
     def job(self, runtime, spark, table, group):
         from engine.spark.jobs import update_records
 
+        schema = record_schema(table)
         updates = []
         for number, name in enumerate(self._updates):
+            destination = self._compiled.get(name)
             if self._literal:
-                value_sql = _value_sql({item.position: item.key[number] for item in group})
+                values = {item.position: item.key[number] for item in group}
+                value = _value_sql(values, _spark_type(destination.sql_value(schema).type))
             else:
-                value_sql = self._compiled.get(group[0].key[number] or "").to_sql()
-            updates.append(self._compiled.get(name).update_sql(value_sql))
+                value = self._compiled.get(group[0].key[number] or "")
+            updates.append(destination.update_sql_columns(value, schema))
         return update_records(runtime, spark, table, updates)
 
     def emit(self, context, session, group, result):
@@ -162,15 +167,37 @@ class UpdateRecord(MicroBatchProcessor):
         session.transfer(session.put_attribute(flowfile, RECORD_ERROR, message), FAILURE)
 
 
-def _value_sql(values: dict[int, str | None]) -> str:
+def _value_sql(values: dict[int, str | None], spark_type: str | None) -> str:
     """The literal values of a micro-batch's FlowFiles (by position) as one Spark SQL expression:
-    the value itself when they share it, else a CASE over the FlowFile index."""
+    the value itself when they share it, else a CASE over the FlowFile index; each converted to
+    ``spark_type`` (the type of the field it replaces) when given."""
     distinct = set(values.values())
     if len(distinct) == 1:
-        return _literal(distinct.pop())
-    cases = " ".join(f"WHEN {position} THEN {_literal(value)}" for position, value in values.items())
+        return _literal(distinct.pop(), spark_type)
+    cases = " ".join(f"WHEN {position} THEN {_literal(value, spark_type)}" for position, value in values.items())
     return f"CASE `{INDEX_COLUMN}` {cases} END"
 
 
-def _literal(value: str | None) -> str:
-    return "CAST(NULL AS STRING)" if value is None else exp.Literal.string(value).sql(dialect="spark")
+def _literal(value: str | None, spark_type: str | None) -> str:
+    text = "NULL" if value is None else exp.Literal.string(value).sql(dialect="spark")
+    return f"CAST({text} AS {spark_type or 'STRING'})"
+
+
+def _spark_type(arrow_type: pa.DataType | None) -> str | None:
+    """The Spark SQL type a literal is converted to for a field of ``arrow_type`` (None: it stays
+    text). As in NiFi, a value set into an existing field takes the field's type."""
+    if arrow_type is None:
+        return None
+    if pa.types.is_decimal(arrow_type):
+        return f"DECIMAL({arrow_type.precision}, {arrow_type.scale})"
+    if pa.types.is_timestamp(arrow_type):
+        return "TIMESTAMP" if arrow_type.tz else "TIMESTAMP_NTZ"
+    for test, name in _SPARK_TYPES:
+        if test(arrow_type):
+            return name
+    return None
+
+
+_SPARK_TYPES = ((pa.types.is_boolean, "BOOLEAN"), (pa.types.is_int8, "TINYINT"), (pa.types.is_int16, "SMALLINT"),
+                (pa.types.is_int32, "INT"), (pa.types.is_int64, "BIGINT"), (pa.types.is_float32, "FLOAT"),
+                (pa.types.is_float64, "DOUBLE"), (pa.types.is_date32, "DATE"), (pa.types.is_binary, "BINARY"))

@@ -66,14 +66,16 @@ def add_columns(runtime: Any, spark: Any, table: pa.Table, expressions: Sequence
         return runtime.collect(added, size_hint=table.nbytes)
 
 
-def update_records(runtime: Any, spark: Any, table: pa.Table, updates: Sequence[tuple[str, str]]) -> pa.Table:
-    """``table`` with each ``(column, Spark SQL expression)`` replacing (or adding) a top-level
-    column, one after the other (a later update sees the earlier ones); the record order kept."""
+def update_records(runtime: Any, spark: Any, table: pa.Table,
+                   updates: Sequence[Sequence[tuple[str, str]]]) -> pa.Table:
+    """``table`` with its top-level columns replaced (or added) by each update, a list of
+    ``(column, Spark SQL expression)`` computed together; the updates apply one after the other
+    (a later one sees the earlier ones), and the record order is kept."""
     from pyspark.sql import functions as F
 
     with runtime.frame(spark, table) as frame:
-        for column, expression in updates:
-            frame = frame.withColumn(column, F.expr(expression))
+        for columns in updates:
+            frame = frame.withColumns({column: F.expr(expression) for column, expression in columns})
         return runtime.collect(frame, size_hint=table.nbytes)
 
 
