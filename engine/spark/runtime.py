@@ -215,6 +215,7 @@ class SparkRuntime:
         # the caller as SparkQueryError, which reports it where it belongs.
         for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
             PySparkLogger.getLogger(name).setLevel(logging.CRITICAL)
+        logging.getLogger("py4j").setLevel(logging.WARNING)  # a line per connection closed, at INFO
         self._open_staging()
         settings = self.settings
         if settings.kind == "connect":

@@ -153,11 +153,11 @@ class ConnectServer:
 
 
 @contextlib.contextmanager
-def connect_server(work: Path, master: str = "local[1]") -> Iterator[ConnectServer]:
+def connect_server(work: Path, master: str = "local[1]", port: int | None = None) -> Iterator[ConnectServer]:
     """A Spark Connect server over ``master``, started with pyspark's ``spark-submit``, listening
-    on 127.0.0.1 on entry, killed on exit."""
+    on 127.0.0.1 (``port``, or a free one) on entry, killed on exit."""
     work.mkdir(parents=True, exist_ok=True)
-    port = free_port()
+    port = port or free_port()
     args = [str(SPARK_HOME / "bin" / "spark-submit"), "--class", "org.apache.spark.sql.connect.service.SparkConnectServer",
             "--name", "Spark Connect server (tests)", "--master", master, "--driver-memory", "512m",
             "--conf", f"spark.connect.grpc.binding.port={port}",
