@@ -15,6 +15,7 @@ pyarrow's own CSVWriter is not used: it quotes every text value and knows one qu
 
 from __future__ import annotations
 
+import codecs
 import io
 import re
 from collections.abc import Iterator
@@ -32,8 +33,8 @@ from engine.record.values import ConversionError, TemporalFormats, conform_batch
 __all__ = ["BLOCK_SIZE", "CsvDialect", "CsvReader", "CsvWriter", "DIALECTS", "INFERENCE_RECORDS"]
 
 #: Bytes pyarrow parses at a time (a record may not be longer). pyarrow reads ahead about 32
-#: blocks, so reading holds some 32 MB of content whatever its size.
-BLOCK_SIZE = 1 << 20
+#: blocks, so reading holds some 16 MB of content whatever its size.
+BLOCK_SIZE = 512 << 10
 #: Records schema inference looks at (the first ones of the content).
 INFERENCE_RECORDS = BATCH_RECORDS
 
@@ -67,12 +68,19 @@ DIALECTS: dict[str, CsvDialect] = {
 
 # -- reading ----------------------------------------------------------------------------------
 
-class _CommentFilter(io.RawIOBase):
-    """A stream without the lines that start with a comment marker (pyarrow has no comments)."""
+#: What a field equal to a Null String that starts with the escape character (MySQL's ``\N``)
+#: is read as: pyarrow would drop the escape character before comparing it with the Null String.
+_NULL_SENTINEL = "\x1a\x00null\x00\x1a"
 
-    def __init__(self, source: BinaryIO, marker: bytes) -> None:
+
+class _LineFilter(io.RawIOBase):
+    """A stream whose lines are rewritten before pyarrow parses them: comment lines dropped (pyarrow
+    has no comments), escaped Null Strings replaced by a sentinel."""
+
+    def __init__(self, source: BinaryIO, pattern: re.Pattern[bytes], replacement: bytes) -> None:
         self._source = source
-        self._pattern = re.compile(rb"(?m)^" + re.escape(marker) + rb"[^\n]*(\n|$)")
+        self._pattern = pattern
+        self._replacement = replacement
         self._pending = b""
         self._buffer = b""
 
@@ -83,13 +91,13 @@ class _CommentFilter(io.RawIOBase):
         while not self._buffer:
             chunk = self._source.read(1 << 20)
             if not chunk:
-                self._buffer, self._pending = self._pattern.sub(b"", self._pending), b""
+                self._buffer, self._pending = self._pattern.sub(self._replacement, self._pending), b""
                 if not self._buffer:
                     return 0
                 break
             data = self._pending + chunk
             cut = data.rfind(b"\n") + 1  # filter whole lines only
-            self._buffer, self._pending = self._pattern.sub(b"", data[:cut]), data[cut:]
+            self._buffer, self._pending = self._pattern.sub(self._replacement, data[:cut]), data[cut:]
         size = min(len(target), len(self._buffer))
         target[:size] = self._buffer[:size]
         self._buffer = self._buffer[size:]
@@ -114,8 +122,10 @@ class CsvReader(RecordReader):
         self._dialect = dialect
         self._formats = formats
         self._encoding = encoding
+        self._encoding_name = encoding.upper() if encoding.lower().replace("-", "") == "utf8" else encoding
         self._invalid: list = []
         self._records = 0
+        self._escaped_null = bool(dialect.null_string and dialect.escape and dialect.null_string[0] == dialect.escape)
         header = header or schema is None
         first = self._first_row()
         if header:
@@ -141,8 +151,16 @@ class CsvReader(RecordReader):
 
     def _source(self):
         self._stream.seek(self._start)
-        marker = self._dialect.comment
-        return _CommentFilter(self._stream, marker.encode(self._encoding)) if marker else self._stream
+        dialect, source = self._dialect, self._stream
+        if dialect.comment:
+            marker = re.escape(dialect.comment.encode(self._encoding))
+            source = _LineFilter(source, re.compile(rb"(?m)^" + marker + rb"[^\n]*(\n|$)"), b"")
+        if self._escaped_null:
+            null = re.escape(dialect.null_string.encode(self._encoding))
+            separator = re.escape(dialect.delimiter.encode(self._encoding))
+            pattern = re.compile(rb"(?m)(?:^|(?<=" + separator + rb"))" + null + rb"(?=" + separator + rb"|\r?$)")
+            source = _LineFilter(source, pattern, _NULL_SENTINEL.encode(self._encoding))
+        return source
 
     def _options(self, names: list[str] | None, skip: int):
         dialect = self._dialect
@@ -152,7 +170,8 @@ class CsvReader(RecordReader):
                                    escape_char=dialect.escape or False, double_quote=dialect.quote is not None,
                                    newlines_in_values=dialect.quote is not None or dialect.escape is not None,
                                    ignore_empty_lines=True, invalid_row_handler=self._invalid_row)
-        null_values = [dialect.null_string] if dialect.null_string is not None else []
+        null_values = [] if dialect.null_string is None else [_NULL_SENTINEL if self._escaped_null else
+                                                              dialect.null_string]
         convert = pacsv.ConvertOptions(column_types={name: pa.string() for name in names or ()},
                                        null_values=null_values, strings_can_be_null=bool(null_values),
                                        quoted_strings_can_be_null=False)
@@ -205,10 +224,15 @@ class CsvReader(RecordReader):
             where = f"line {row.number}" if row.number is not None else f"after record {self._records}"
             return MalformedRecordError(f"{where}: expected {row.expected_columns} fields, found "
                                         f"{row.actual_columns}: {row.text!r}")
-        if isinstance(error, UnicodeDecodeError):
-            return MalformedRecordError(f"after record {self._records}: the content is not {self._encoding} text "
-                                        f"({error.reason})")
-        return MalformedRecordError(f"after record {self._records}: {str(error).splitlines()[0]}")
+        message = str(error).splitlines()[0]
+        row = re.search(r"Row #(\d+)", message)
+        where = f"line {row.group(1)}" if row else f"after record {self._records}"
+        if "straddling" in message:
+            return MalformedRecordError(f"{where}: a record is longer than {BLOCK_SIZE >> 10} KB, the most a CSV "
+                                        f"record may be")
+        if isinstance(error, UnicodeDecodeError) or "invalid UTF8" in message:
+            return MalformedRecordError(f"{where}: the content is not {self._encoding_name} text")
+        return MalformedRecordError(f"{where}: {message}")
 
     def _raw(self) -> Iterator[pa.RecordBatch]:
         while True:
@@ -278,7 +302,8 @@ class CsvWriter(RecordSetWriter):
         self._dialect = dialect
         self._include_header = include_header
         self._formats = formats
-        self._encoding = encoding
+        utf8 = encoding.lower().replace("-", "").replace("_", "") == "utf8"
+        self._encoder = None if utf8 else codecs.getincrementalencoder(encoding)()
         self._attributes = dict(attributes or {})
         self._count = 0
         self._header_written = False
@@ -368,6 +393,6 @@ class CsvWriter(RecordSetWriter):
         _, offsets, data = rows.buffers()
         offsets = memoryview(offsets).cast("i")
         chunk = memoryview(data)[offsets[rows.offset]:offsets[rows.offset + len(rows)]]
-        if self._encoding.replace("-", "").replace("_", "").lower() not in ("utf8",):
-            chunk = bytes(chunk).decode("utf-8").encode(self._encoding)
+        if self._encoder is not None:  # one encoder for the whole output: a UTF-16 BOM only once
+            chunk = self._encoder.encode(bytes(chunk).decode("utf-8"))
         self._stream.write(chunk)

@@ -37,7 +37,7 @@ __all__ = ["INFERENCE_RECORDS", "TIMESTAMP_REPRESENTATIONS", "JsonReader", "Json
 
 #: Records schema inference looks at (the first ones of the content).
 INFERENCE_RECORDS = BATCH_RECORDS
-_BLOCK_SIZE = 1 << 20  # pyarrow.json reads ahead about 32 blocks; a longer line goes the ijson way
+_BLOCK_SIZE = 512 << 10  # pyarrow.json reads ahead about 32 blocks; longer lines go the ijson way
 _WHITESPACE = b" \t\r\n"
 
 

@@ -208,7 +208,7 @@ class CSVReader(ControllerService, RecordReaderFactory):
     schema (Schema Text, by default the ``avro.schema`` attribute). Inference looks at the first
     8,192 records (NiFi reads the whole content); a later value that does not fit the inferred
     type is reported as malformed. Content of any size is read in bounded memory, a block of
-    4 MB at a time.
+    512 KB at a time (a record may not be longer).
     """
 
     nifi_type = "org.apache.nifi.csv.CSVReader"
