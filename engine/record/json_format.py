@@ -18,6 +18,7 @@ as malformed, naming the record.
 from __future__ import annotations
 
 import decimal
+import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
@@ -30,7 +31,7 @@ import pyarrow.json as pajson
 from engine.record.api import BATCH_RECORDS, MalformedRecordError, RecordReader, RecordSetWriter, WriteResult
 from engine.record.schema import RecordSchema
 from engine.record.values import ConversionError, TemporalFormats, conform_batch, describe, format_column, \
-    infer_text_type, merge_types
+    infer_text_type, merge_types, unsliced
 
 __all__ = ["INFERENCE_RECORDS", "TIMESTAMP_REPRESENTATIONS", "JsonReader", "JsonWriter",
            "infer_json_type", "nested_schema"]
@@ -38,7 +39,8 @@ __all__ = ["INFERENCE_RECORDS", "TIMESTAMP_REPRESENTATIONS", "JsonReader", "Json
 #: Records schema inference looks at (the first ones of the content).
 INFERENCE_RECORDS = BATCH_RECORDS
 _BLOCK_SIZE = 512 << 10  # pyarrow.json reads ahead about 32 blocks; longer lines go the ijson way
-_WHITESPACE = b" \t\r\n"
+_LEADING_SPACE = re.compile(rb"^\s+")
+_LEADING_COMMENTS = re.compile(rb"^(\s+|//[^\n]*(\n|$)|/\*.*?\*/)+", re.S)
 
 
 # -- inference --------------------------------------------------------------------------------
@@ -192,10 +194,14 @@ class JsonReader(RecordReader):
         self._lines = self._prefix == "" and self._multiple and self._first_line_is_object()
         if schema is None:
             values = self._values(0)
-            for value in values:
-                self._sample.append(value)
-                if len(self._sample) >= INFERENCE_RECORDS:
-                    break
+            try:
+                for value in values:
+                    self._sample.append(value)
+                    if len(self._sample) >= INFERENCE_RECORDS:
+                        break
+            except ijson.JSONError as error:
+                self._records = len(self._sample)
+                raise self._malformed(error) from None
             self._pending = values
             schema = _infer_schema([self._checked(v, i + 1) for i, v in enumerate(self._sample)], formats)
         else:
@@ -211,7 +217,11 @@ class JsonReader(RecordReader):
     def _locate(self, starting_field: str | None) -> tuple[str | None, bool]:
         """Where the records are: (ijson prefix, whether many values follow one another)."""
         self._stream.seek(self._start)
-        head = self._stream.read(4096).lstrip(b"\xef\xbb\xbf").lstrip(_WHITESPACE)
+        head = self._stream.read(4096)
+        if head.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark, which ijson refuses
+            self._start += 3
+            head = head[3:]
+        head = (_LEADING_COMMENTS if self._options else _LEADING_SPACE).sub(b"", head)
         if not head:
             return None, False
         if starting_field is None:
@@ -233,7 +243,7 @@ class JsonReader(RecordReader):
 
     def _first_line_is_object(self) -> bool:
         self._stream.seek(self._start)
-        line = self._stream.readline(_BLOCK_SIZE).lstrip(b"\xef\xbb\xbf").strip()
+        line = self._stream.readline(_BLOCK_SIZE).strip()
         if not line.startswith(b"{"):
             return False
         try:
@@ -376,6 +386,7 @@ def _jsonable(column: pa.Array, formats: TemporalFormats, timestamps: str = "AUT
     (AUTO: text with a Timestamp Format, else epoch milliseconds, as NiFi does)."""
     kind = column.type
     t = pa.types
+    column = unsliced(column)
     mask = column.is_null() if column.null_count else None
     if t.is_struct(kind):
         children = [_jsonable(column.field(i), formats, timestamps) for i in range(kind.num_fields)]

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from engine.components.context import ConfigurationContext
 
 __all__ = ["DATE_FORMAT", "TIME_FORMAT", "TIMESTAMP_FORMAT", "ConversionError", "TemporalFormats",
-           "conform_array", "conform_batch", "convert_column", "format_column", "infer_text_type", "java_pattern",
+           "conform_array", "conform_batch", "unsliced", "convert_column", "format_column", "infer_text_type", "java_pattern",
            "merge_types"]
 
 
@@ -198,17 +198,26 @@ def _temporal(strings: pa.Array, target: pa.DataType, formats: TemporalFormats) 
 
 
 def _iso(strings: pa.Array, target: pa.DataType) -> pa.Array:
-    """ISO strings to ``target``, value by value only when the vectorised cast refuses some."""
-    try:
-        return pc.cast(strings, target)
-    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        pass
+    """ISO strings to ``target`` (timestamps with or without a zone offset); values that do not
+    parse become null. Column by column when Arrow can, value by value when the column mixes forms."""
+    candidates = [target]
+    if pa.types.is_timestamp(target):
+        candidates.append(pa.timestamp(target.unit, "UTC"))  # strings with an offset: their UTC time
+    for candidate in candidates:
+        try:
+            return pc.cast(pc.cast(strings, candidate), target)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            pass
     values = []
     for value in strings.to_pylist():
-        try:
-            values.append(None if value is None else pc.cast(pa.scalar(value), target).as_py())
-        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-            values.append(None)
+        parsed = None
+        for candidate in candidates if value is not None else ():
+            try:
+                parsed = pc.cast(pc.cast(pa.array([value]), candidate), target)[0].as_py()
+                break
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                continue
+        values.append(parsed)
     return pa.array(values, target)
 
 
@@ -372,6 +381,11 @@ def format_column(column: pa.Array, formats: TemporalFormats = TemporalFormats()
 
 # -- whole records ----------------------------------------------------------------------------
 
+def unsliced(column: pa.Array) -> pa.Array:
+    """``column`` with offset 0 (Arrow rebuilds nested arrays with a null mask only from those)."""
+    return pa.concat_arrays([column]) if column.offset and pa.types.is_nested(column.type) else column
+
+
 def conform_array(column: pa.Array, target: pa.DataType, formats: TemporalFormats = TemporalFormats()) -> pa.Array:
     """``column`` as ``target``, records and lists field by field (their missing fields null);
     raises ConversionError."""
@@ -379,6 +393,7 @@ def conform_array(column: pa.Array, target: pa.DataType, formats: TemporalFormat
         column = column.combine_chunks()
     if column.type == target:
         return column
+    column = unsliced(column)
     mask = column.is_null() if column.null_count else None
     if pa.types.is_struct(target) and pa.types.is_struct(column.type):
         names = {column.type.field(i).name: i for i in range(column.type.num_fields)}

@@ -341,6 +341,7 @@ def test_csv_json_csv_round_trip(services):
     assert back == PEOPLE.replace(b",3,false", b",3.0,false").replace(b"TRUE", b"true")
 
 
+@pytest.mark.slow
 def test_a_200_mb_content_is_copied_in_bounded_memory(tmp_path):
     source, warmup = tmp_path / "big.csv", tmp_path / "small.csv"
     row = b'%d,name %d,%d.25,true,"quoted, text"\n'
