@@ -123,18 +123,18 @@ def _pattern_validator(value: str, context) -> str | None:
     return None
 
 
-def _format_property(name: str, kind: str, example: str) -> PropertyDescriptor:
+def _format_property(name: str, kind: str, example: str, iso: str) -> PropertyDescriptor:
+    extra = (" Without one, numbers are read as milliseconds since the epoch, and the JSON writer writes epoch "
+             "milliseconds (see its Timestamp Representation).") if kind == "Timestamp" else ""
     return PropertyDescriptor(
         name, description=f"Specifies the format to use when reading/writing {kind} fields, as a Java "
         f"DateTimeFormatter pattern (for example {example}). If not specified, {kind} values are read and written "
-        f"in ISO form ({'yyyy-MM-dd' if kind == 'Date' else 'HH:mm:ss' if kind == 'Time' else 'yyyy-MM-dd HH:mm:ss'}"
-        f"{'' if kind != 'Timestamp' else '; numbers are milliseconds since the epoch'}).",
-        validators=[_pattern_validator])
+        f"in ISO form ({iso}).{extra}", validators=[_pattern_validator])
 
 
-DATE_FORMAT = _format_property("Date Format", "Date", "MM/dd/yyyy")
-TIME_FORMAT = _format_property("Time Format", "Time", "HH:mm:ss")
-TIMESTAMP_FORMAT = _format_property("Timestamp Format", "Timestamp", "MM/dd/yyyy HH:mm:ss")
+DATE_FORMAT = _format_property("Date Format", "Date", "MM/dd/yyyy", "yyyy-MM-dd")
+TIME_FORMAT = _format_property("Time Format", "Time", "HH:mm:ss", "HH:mm:ss")
+TIMESTAMP_FORMAT = _format_property("Timestamp Format", "Timestamp", "MM/dd/yyyy HH:mm:ss", "yyyy-MM-dd HH:mm:ss")
 
 
 @dataclass(frozen=True)

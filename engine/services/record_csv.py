@@ -125,7 +125,7 @@ NULL_STRING = PropertyDescriptor(
     "null field instead of using the literal value (and that writers write for null values).",
     validators=[v.NON_EMPTY], depends_on=_ONLY_CUSTOM)
 TRIM_FIELDS = PropertyDescriptor(
-    "Trim Fields", description="Whether or not white space should be removed from the beginning and end of fields",
+    "Trim Fields", description="Whether or not white space should be removed from the beginning and end of fields.",
     required=True, default="true", allowed_values=_BOOLEAN, depends_on=_ONLY_CUSTOM)
 CHARSET = PropertyDescriptor(
     "Character Set", description="The Character Encoding that is used to encode/decode the CSV file",
@@ -206,9 +206,9 @@ class CSVReader(ControllerService, RecordReaderFactory):
 
     The schema comes from the header (inferred types, or every column a string) or from an Avro
     schema (Schema Text, by default the ``avro.schema`` attribute). Inference looks at the first
-    8,192 records (NiFi reads the whole content); a later value that does not fit the inferred
-    type is reported as malformed. Content of any size is read in bounded memory, a block of
-    512 KB at a time (a record may not be longer).
+    blocks of the content, until it has 8,192 records (NiFi reads the whole content); a later
+    value that does not fit the inferred type is reported as malformed. Content of any size is
+    read in bounded memory, a block of 512 KB at a time (a longer record is refused).
     """
 
     nifi_type = "org.apache.nifi.csv.CSVReader"
