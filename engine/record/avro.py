@@ -274,6 +274,9 @@ class AvroRecordWriter(RecordSetWriter):
         # The Arrow form of the Avro schema (a schema that came from Arrow data may hold types,
         # such as nanosecond timestamps, that Avro keeps at a coarser unit).
         self._arrow = RecordSchema.from_avro(schema.avro).arrow
+        # Dates, times and timestamps go to fastavro as the numbers Avro stores (it takes them as
+        # they are): making Python datetimes of them would cost more than the rest of the write.
+        self._numbers = pa.schema([field.with_type(_as_numbers(field.type)) for field in self._arrow])
         self._fixers = [(field.name, fixer) for field in self._arrow if (fixer := _avro_fixer(field.type))]
         self._attributes = dict(attributes or {})
         self._count = 0
@@ -285,6 +288,8 @@ class AvroRecordWriter(RecordSetWriter):
 
     def write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
         table = conform(batch, self._arrow)
+        if not self._numbers.equals(self._arrow):
+            table = table.cast(self._numbers)
         for chunk in table.to_batches(max_chunksize=BATCH_RECORDS):
             rows = chunk.to_pylist()
             for name, fixer in self._fixers:
@@ -312,6 +317,23 @@ class AvroRecordWriter(RecordSetWriter):
         self._stream.flush()
         return WriteResult(self._count, {"mime.type": AVRO_MIME_TYPE, "record.count": str(self._count),
                                          **self._attributes})
+
+
+def _as_numbers(arrow_type: pa.DataType) -> pa.DataType:
+    """``arrow_type`` with its dates, times and timestamps as the integers Avro stores them as
+    (days, milliseconds or microseconds: the units of the Avro schema's Arrow types)."""
+    t = pa.types
+    if t.is_timestamp(arrow_type) or t.is_time64(arrow_type):
+        return pa.int64()
+    if t.is_date32(arrow_type) or t.is_time32(arrow_type):
+        return pa.int32()
+    if t.is_struct(arrow_type):
+        return pa.struct([field.with_type(_as_numbers(field.type)) for field in arrow_type])
+    if t.is_list(arrow_type):
+        return pa.list_(arrow_type.value_field.with_type(_as_numbers(arrow_type.value_type)))
+    if t.is_map(arrow_type):
+        return pa.map_(arrow_type.key_field, arrow_type.item_field.with_type(_as_numbers(arrow_type.item_type)))
+    return arrow_type
 
 
 def _avro_fixer(arrow_type: pa.DataType) -> Callable[[Any], Any] | None:

@@ -28,6 +28,9 @@ MAGIC = b"PAR1"
 #: The key-value metadata entry parquet-avro keeps the Avro schema in.
 AVRO_SCHEMA_KEY = b"parquet.avro.schema"
 _ERRORS = (pa.ArrowException, OSError, ValueError)
+#: Column chunks are read through buffers of this size rather than whole (a row group's pages
+#: are not all held at once).
+_READ_BUFFER = 1 << 20
 
 
 class ParquetRecordReader(RecordReader):
@@ -42,7 +45,7 @@ class ParquetRecordReader(RecordReader):
         footer = _check_frame(stream, self._size)
         stream.seek(0)
         try:
-            self._file = pq.ParquetFile(stream)
+            self._file = pq.ParquetFile(stream, pre_buffer=False, buffer_size=_READ_BUFFER)
         except _ERRORS as error:
             raise MalformedRecordError(f"the Parquet footer ({footer} bytes at byte {self._size - 8 - footer}) "
                                        f"cannot be read: {error}") from None
@@ -128,7 +131,7 @@ class ParquetOptions:
     """How a ParquetRecordWriter encodes: pyarrow's names for NiFi's properties."""
 
     compression: str = "none"
-    row_group_bytes: int = 128 * 1024 * 1024
+    row_group_bytes: int = 32 * 1024 * 1024
     data_page_size: int | None = None
     dictionary_pagesize_limit: int | None = None
     use_dictionary: bool = True

@@ -47,8 +47,9 @@ def _size(name: str, description: str) -> PropertyDescriptor:
 
 
 ROW_GROUP_SIZE = _size(
-    "Row Group Size", "How much data each row group holds (as Arrow data, before encoding), e.g. '64 MB'; unset: "
-    "128 MB, parquet-java's default. The writer holds one row group in memory.")
+    "Row Group Size", "How much data each row group holds, measured as Arrow data before encoding, e.g. '64 MB'. "
+    "The writer holds a row group and its encoding in memory, about twice this size; unset: 32 MB (NiFi's "
+    "parquet-java default of 128 MB counts encoded bytes and would hold some 250 MB here).")
 PAGE_SIZE = _size("Page Size", "The size of a data page, e.g. '1 MB' (unset: pyarrow's 1 MB).")
 DICTIONARY_PAGE_SIZE = _size(
     "Dictionary Page Size", "The most a column chunk's dictionary page holds before the column falls back to plain "
