@@ -34,10 +34,11 @@ import fastavro.write
 import pyarrow as pa
 
 from engine.record.api import BATCH_RECORDS, MalformedRecordError, RecordReader, RecordSetWriter, WriteResult
+from engine.record.conform import conform
 from engine.record.schema import RecordSchema, SchemaError
 from engine.record.streams import CallerInput, OutputSink, buffered_input
 
-__all__ = ["AVRO_MIME_TYPE", "AvroRecordReader", "AvroRecordWriter", "ParsedSchemas", "conform"]
+__all__ = ["AVRO_MIME_TYPE", "AvroRecordReader", "AvroRecordWriter", "ParsedSchemas"]
 
 AVRO_MIME_TYPE = "application/avro-binary"
 MAGIC = b"Obj\x01"
@@ -362,30 +363,6 @@ def _avro_fixer(arrow_type: pa.DataType) -> Callable[[Any], Any] | None:
 
         return fix_struct
     return None
-
-
-def conform(batch: pa.RecordBatch | pa.Table, schema: pa.Schema) -> pa.Table:
-    """``batch`` with the fields of ``schema`` in its order and of its types (a field the batch
-    lacks is null, one it has beyond the schema is dropped); raises MalformedRecordError when a
-    column cannot be cast."""
-    table = batch if isinstance(batch, pa.Table) else pa.Table.from_batches([batch])
-    if table.schema.equals(schema):
-        return table
-    columns = []
-    for field in schema:
-        index = table.schema.get_field_index(field.name)
-        if index < 0:
-            columns.append(pa.nulls(table.num_rows, field.type))
-            continue
-        column = table.column(index)
-        if not column.type.equals(field.type):
-            try:
-                column = column.cast(field.type)
-            except _ARROW_ERRORS as error:
-                raise MalformedRecordError(f"field {field.name!r}: {column.type} values cannot be written as "
-                                           f"{field.type}: {_reason(error)}") from None
-        columns.append(column)
-    return pa.Table.from_arrays(columns, schema=schema)
 
 
 # -- streams and codecs -----------------------------------------------------------------------

@@ -17,7 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from engine.record.api import BATCH_RECORDS, MalformedRecordError, RecordReader, RecordSetWriter, WriteResult
-from engine.record.avro import conform
+from engine.record.conform import conform
 from engine.record.schema import RecordSchema, SchemaError
 from engine.record.streams import OutputSink
 

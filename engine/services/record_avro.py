@@ -5,22 +5,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import BinaryIO
 
-from engine.components import AllowableValue, ControllerService, ExpressionScope, PropertyDescriptor
+from engine.components import ControllerService, ExpressionScope, PropertyDescriptor
 from engine.components import validators as v
-from engine.record import _standin_access as access
-from engine.record.api import MalformedRecordError, RecordReader, RecordSetWriter
+from engine.record import access
+from engine.record.api import RecordReader, RecordSetWriter
 from engine.record.avro import AVRO_MIME_TYPE, AvroRecordReader, AvroRecordWriter, ParsedSchemas
 from engine.record.schema import RecordSchema
 from engine.services.apis import RecordReaderFactory, RecordSetWriterFactory
 
 __all__ = ["AvroReader", "AvroRecordSetWriter"]
-
-EMBEDDED_AVRO_SCHEMA = AllowableValue(
-    "embedded-avro-schema", "Use Embedded Avro Schema",
-    "The content is an Avro object container file, whose header holds the schema.")
-AVRO_EMBEDDED = AllowableValue(
-    "avro-embedded", "Embed Avro Schema",
-    "The content is an Avro object container file: a header with the schema, then blocks of records.")
 
 CACHE_SIZE = PropertyDescriptor(
     "Cache Size", description="How many parsed schemas are kept, so content of a schema seen before does not "
@@ -29,8 +22,8 @@ FAST_READER_ENABLED = PropertyDescriptor(
     "Fast Reader Enabled", description="Accepted for NiFi flows: it chooses an implementation of the Java Avro "
     "library; Flowsite's reader (fastavro) is the same either way.", required=True, default="true",
     allowed_values=["true", "false"])
-READER_SCHEMA_ACCESS = access.strategy_property(
-    [EMBEDDED_AVRO_SCHEMA, access.SCHEMA_TEXT_PROPERTY], EMBEDDED_AVRO_SCHEMA.value)
+READER_SCHEMA_ACCESS = access.schema_access_strategy(
+    [access.EMBEDDED_AVRO_SCHEMA, access.SCHEMA_TEXT_PROPERTY], access.EMBEDDED_AVRO_SCHEMA)
 
 #: NiFi's codec names and the fastavro codec each writes (NiFi writes xz for LZO).
 CODECS = {"BZIP2": "bzip2", "DEFLATE": "deflate", "NONE": "null", "SNAPPY": "snappy", "LZO": "xz"}
@@ -42,12 +35,12 @@ ENCODER_POOL_SIZE = PropertyDescriptor(
     "Encoder Pool Size", description="Accepted for NiFi flows (the Java writer pools its encoders); it has no "
     "effect here.", required=True, default="32", validators=[v.POSITIVE_INTEGER],
     expression_language=ExpressionScope.ENVIRONMENT)
-WRITER_SCHEMA_ACCESS = access.strategy_property(
-    [access.INHERIT_RECORD_SCHEMA, access.SCHEMA_TEXT_PROPERTY], access.INHERIT_RECORD_SCHEMA.value)
-SCHEMA_WRITE_STRATEGY = access.write_strategy_property(
-    [AVRO_EMBEDDED, access.NO_SCHEMA, access.AVRO_SCHEMA_ATTRIBUTE], AVRO_EMBEDDED.value)
+WRITER_SCHEMA_ACCESS = access.schema_access_strategy(
+    [access.INHERIT_RECORD_SCHEMA, access.SCHEMA_TEXT_PROPERTY], access.INHERIT_RECORD_SCHEMA)
+SCHEMA_WRITE_STRATEGY = access.schema_write_strategy(
+    [access.AVRO_EMBEDDED, access.NO_SCHEMA, access.AVRO_SCHEMA_ATTRIBUTE], access.AVRO_EMBEDDED)
 
-_MIGRATED = {"cache-size": CACHE_SIZE.name}
+_MIGRATED = {**access.MIGRATED_PROPERTIES, "cache-size": CACHE_SIZE.name}
 
 
 class AvroReader(ControllerService, RecordReaderFactory):
@@ -73,22 +66,17 @@ class AvroReader(ControllerService, RecordReaderFactory):
     see_also = ("AvroRecordSetWriter",)
 
     def __init__(self) -> None:
-        self._context = None
-        self._embedded = True
+        self._access = access.SchemaAccess(access.EMBEDDED_AVRO_SCHEMA.value)
         self._schemas = ParsedSchemas(0)
 
     def on_enabled(self, context, init) -> None:
-        self._context = context
-        self._embedded = context.property(READER_SCHEMA_ACCESS).value == EMBEDDED_AVRO_SCHEMA.value
+        self._access = access.SchemaAccess.from_context(context)
         self._schemas = ParsedSchemas(context.property(CACHE_SIZE).as_int())
 
-    def on_disabled(self) -> None:
-        self._context = None
-
     def create_reader(self, stream: BinaryIO, attributes: Mapping[str, str]) -> RecordReader:
-        if self._embedded:
+        schema = self._access.explicit_schema(attributes)
+        if schema is None:
             return AvroRecordReader(stream)
-        schema = access.schema_from_text(self._context, attributes)
         return AvroRecordReader(stream, schema, self._schemas.get(schema))
 
 
@@ -114,9 +102,8 @@ class AvroRecordSetWriter(ControllerService, RecordSetWriterFactory):
     see_also = ("AvroReader",)
 
     def __init__(self) -> None:
-        self._context = None
-        self._inherit = True
-        self._write_strategy = AVRO_EMBEDDED.value
+        self._access = access.SchemaAccess(access.INHERIT_RECORD_SCHEMA.value)
+        self._write_strategy = access.AVRO_EMBEDDED.value
         self._codec = "null"
         self._schemas = ParsedSchemas(0)
 
@@ -126,29 +113,21 @@ class AvroRecordSetWriter(ControllerService, RecordSetWriterFactory):
 
     def validate(self, context):
         strategy = context.property(SCHEMA_WRITE_STRATEGY).value
-        if strategy != AVRO_EMBEDDED.value and context.property(COMPRESSION_FORMAT).value != "NONE":
+        if strategy != access.AVRO_EMBEDDED.value and context.property(COMPRESSION_FORMAT).value != "NONE":
             yield (f"'{COMPRESSION_FORMAT.name}' must be NONE unless '{SCHEMA_WRITE_STRATEGY.name}' is "
-                   f"'{AVRO_EMBEDDED.display_name}': the codec is named in the Avro header")
+                   f"'{access.AVRO_EMBEDDED.display_name}': the codec is named in the Avro header")
 
     def on_enabled(self, context, init) -> None:
-        self._context = context
-        self._inherit = context.property(WRITER_SCHEMA_ACCESS).value == access.INHERIT_RECORD_SCHEMA.value
+        self._access = access.SchemaAccess.from_context(context)
         self._write_strategy = context.property(SCHEMA_WRITE_STRATEGY).value
         self._codec = CODECS[context.property(COMPRESSION_FORMAT).value]
         self._schemas = ParsedSchemas(context.property(CACHE_SIZE).as_int())
 
-    def on_disabled(self) -> None:
-        self._context = None
-
     def get_schema(self, attributes: Mapping[str, str], read_schema: RecordSchema | None) -> RecordSchema:
-        if not self._inherit:
-            return access.schema_from_text(self._context, attributes)
-        if read_schema is None:
-            raise MalformedRecordError("Inherit Record Schema: there are no records whose schema could be inherited")
-        return read_schema
+        return self._access.writer_schema(attributes, read_schema)
 
     def create_writer(self, stream: BinaryIO, schema: RecordSchema, attributes: Mapping[str, str]) -> RecordSetWriter:
-        extra = {"avro.schema": schema.avro_text} if self._write_strategy == access.AVRO_SCHEMA_ATTRIBUTE.value else {}
-        embed = self._write_strategy == AVRO_EMBEDDED.value
+        extra = access.schema_write_attributes(self._write_strategy, schema)
+        embed = self._write_strategy == access.AVRO_EMBEDDED.value
         return AvroRecordWriter(stream, schema, self._schemas.get(schema), embed=embed,
                                 codec=self._codec if embed else "null", attributes=extra)

@@ -7,7 +7,7 @@ from typing import BinaryIO
 
 from engine.components import ControllerService, ExpressionScope, PropertyDescriptor
 from engine.components import validators as v
-from engine.record import _standin_access as access
+from engine.record import access
 from engine.record.api import MalformedRecordError, RecordReader, RecordSetWriter
 from engine.record.parquet import PARQUET_MIME_TYPE, ParquetOptions, ParquetRecordReader, ParquetRecordWriter
 from engine.record.schema import RecordSchema
@@ -73,10 +73,9 @@ INT96_FIELDS = PropertyDescriptor(
 CACHE_SIZE = PropertyDescriptor(
     "Cache Size", description="Accepted for NiFi flows (the Java writer caches parsed schemas); schemas need no "
     "parsing here.", required=True, default="1000", validators=[v.NON_NEGATIVE_INTEGER])
-WRITER_SCHEMA_ACCESS = access.strategy_property(
-    [access.INHERIT_RECORD_SCHEMA, access.SCHEMA_TEXT_PROPERTY], access.INHERIT_RECORD_SCHEMA.value)
-SCHEMA_WRITE_STRATEGY = access.write_strategy_property(
-    [access.NO_SCHEMA, access.AVRO_SCHEMA_ATTRIBUTE], access.NO_SCHEMA.value)
+WRITER_SCHEMA_ACCESS = access.schema_access_strategy(
+    [access.INHERIT_RECORD_SCHEMA, access.SCHEMA_TEXT_PROPERTY], access.INHERIT_RECORD_SCHEMA)
+SCHEMA_WRITE_STRATEGY = access.schema_write_strategy()
 
 _OLD_NAMES = {"avro-read-compatibility": AVRO_READ_COMPATIBILITY.name,
               "avro-add-list-element-records": AVRO_ADD_LIST_ELEMENT_RECORDS.name}
@@ -85,11 +84,14 @@ _OLD_NAMES = {"avro-read-compatibility": AVRO_READ_COMPATIBILITY.name,
 class ParquetReader(ControllerService, RecordReaderFactory):
     """Reads Parquet content as records, with the schema of the Parquet file itself.
 
-    The footer is read first, then one row group at a time in batches, so memory holds one row
-    group's pages whatever the content's size. The columns keep the Arrow types stored in the
-    file (pyarrow's, or the Parquet types' Arrow equivalents). Content that is not Parquet, or
-    whose footer or pages are damaged, fails with a message naming the row group, its records
-    and its bytes.
+    The schema is the Avro schema the file keeps under ``parquet.avro.schema`` (NiFi's and
+    Flowsite's writers store it) when it describes the file's columns, so record names, enums
+    and unions come back; otherwise the columns' own types (Arrow's view of the Parquet types).
+    The footer is read first, then one row group at a time in batches, its column chunks
+    through 1 MB buffers, so memory holds about one row group's decoded data whatever the
+    content's size. Content that is not Parquet, or whose footer or pages are damaged, fails
+    with a message naming the row group, its records and its bytes. NiFi's ``record.offset``
+    attributes (CalculateParquetOffsets) are not read: the whole file is read.
     """
 
     nifi_type = "org.apache.nifi.parquet.ParquetReader"
@@ -108,10 +110,11 @@ class ParquetRecordSetWriter(ControllerService, RecordSetWriterFactory):
     or the Schema Text's.
 
     Records are gathered into row groups of Row Group Size and each is written when full, then
-    the footer at the end: memory holds one row group. The file stores the Arrow schema too, so
-    ParquetReader (and pyarrow, Spark) read back the same types, enums' and unions' Avro types
-    included. Set 'avro.schema' Attribute also puts the Avro schema in the ``avro.schema``
-    attribute.
+    the footer at the end: memory holds a row group and its encoding (about twice the Row Group
+    Size), whatever the number of records. The file keeps the Arrow schema and, as parquet-avro
+    does, the Avro schema (``parquet.avro.schema``), so ParquetReader, pyarrow and Spark read
+    back the same types and ParquetReader the same Avro schema. Set 'avro.schema' Attribute
+    also puts the Avro schema in the ``avro.schema`` attribute.
     """
 
     nifi_type = "org.apache.nifi.parquet.ParquetRecordSetWriter"
@@ -120,7 +123,7 @@ class ParquetRecordSetWriter(ControllerService, RecordSetWriterFactory):
                   ROW_GROUP_SIZE, PAGE_SIZE, DICTIONARY_PAGE_SIZE, MAX_PADDING_SIZE, ENABLE_DICTIONARY_ENCODING,
                   ENABLE_VALIDATION, WRITER_VERSION, AVRO_WRITE_OLD_LIST_STRUCTURE, AVRO_ADD_LIST_ELEMENT_RECORDS,
                   INT96_FIELDS)
-    migrated_properties = {**_OLD_NAMES, "cache-size": CACHE_SIZE.name, "int96-fields": INT96_FIELDS.name,
+    migrated_properties = {**_OLD_NAMES, **access.MIGRATED_PROPERTIES, "cache-size": CACHE_SIZE.name, "int96-fields": INT96_FIELDS.name,
                            "row-group-size": ROW_GROUP_SIZE.name, "page-size": PAGE_SIZE.name,
                            "dictionary-page-size": DICTIONARY_PAGE_SIZE.name,
                            "max-padding-size": MAX_PADDING_SIZE.name,
@@ -132,7 +135,7 @@ class ParquetRecordSetWriter(ControllerService, RecordSetWriterFactory):
 
     def __init__(self) -> None:
         self._context = None
-        self._inherit = True
+        self._access = access.SchemaAccess(access.INHERIT_RECORD_SCHEMA.value)
 
     @property
     def mime_type(self) -> str:
@@ -146,21 +149,16 @@ class ParquetRecordSetWriter(ControllerService, RecordSetWriterFactory):
 
     def on_enabled(self, context, init) -> None:
         self._context = context
-        self._inherit = context.property(WRITER_SCHEMA_ACCESS).value == access.INHERIT_RECORD_SCHEMA.value
+        self._access = access.SchemaAccess.from_context(context)
 
     def on_disabled(self) -> None:
         self._context = None
 
     def get_schema(self, attributes: Mapping[str, str], read_schema: RecordSchema | None) -> RecordSchema:
-        if not self._inherit:
-            return access.schema_from_text(self._context, attributes)
-        if read_schema is None:
-            raise MalformedRecordError("Inherit Record Schema: there are no records whose schema could be inherited")
-        return read_schema
+        return self._access.writer_schema(attributes, read_schema)
 
     def create_writer(self, stream: BinaryIO, schema: RecordSchema, attributes: Mapping[str, str]) -> RecordSetWriter:
-        extra = {"avro.schema": schema.avro_text} if (
-            self._context.property(SCHEMA_WRITE_STRATEGY).value == access.AVRO_SCHEMA_ATTRIBUTE.value) else {}
+        extra = access.schema_write_attributes(self._context.property(SCHEMA_WRITE_STRATEGY).value, schema)
         return ParquetRecordWriter(stream, schema, self._options(attributes), extra)
 
     def _options(self, attributes: Mapping[str, str]) -> ParquetOptions:

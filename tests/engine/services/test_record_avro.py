@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import io
+import json
 import uuid
 import zlib
 
@@ -16,6 +17,7 @@ import fastavro
 import fastavro.write
 import pyarrow as pa
 import pytest
+import zstandard
 
 from engine.components import validate_properties
 from engine.record.api import BATCH_RECORDS, MalformedRecordError
@@ -162,8 +164,11 @@ def test_nifi_names_and_defaults():
 
 
 def test_nifi_1_property_names_are_read():
-    migrated = AvroRecordSetWriter.migrate_properties({"compression-format": "DEFLATE", "cache-size": "5"})
-    assert migrated == {"Compression Format": "DEFLATE", "Cache Size": "5"}
+    migrated = AvroRecordSetWriter.migrate_properties({"compression-format": "DEFLATE", "cache-size": "5",
+                                                       "schema-access-strategy": "schema-text-property"})
+    assert migrated == {"Compression Format": "DEFLATE", "Cache Size": "5",
+                        "Schema Access Strategy": "schema-text-property"}
+    assert AvroReader.migrate_properties({"schema-text": "{}"}) == {"Schema Text": "{}"}
 
 
 def test_compression_needs_the_embedded_schema(services):
@@ -224,8 +229,6 @@ def _zigzag(value: int) -> bytes:
 
 
 def test_reads_snappy_and_zstandard_blocks_made_to_the_specification(services, monkeypatch):
-    import zstandard
-
     def snappy_block(fo, block, level=None):
         data = _literal_snappy(block)
         fo.write(_zigzag(len(data) + 4) + data + zlib.crc32(block).to_bytes(4, "big"))
@@ -258,7 +261,6 @@ def test_schema_text_resolves_a_container_file_to_it(services):
                                                                {"name": "b", "type": "string"}]}
     reader_schema = {"type": "record", "name": "r", "fields": [{"name": "b", "type": "string"},
                                                                {"name": "c", "type": "int", "default": 5}]}
-    import json
     reader = services.enable("reader", AvroReader, {"Schema Access Strategy": "schema-text-property",
                                                     "Schema Text": json.dumps(reader_schema)})
     schema, table = read(reader, avro_file([{"a": 1, "b": "x"}], schema=writer_schema))
@@ -274,7 +276,6 @@ def test_schema_text_from_the_avro_schema_attribute_reads_bare_datums(services):
     for n in range(1000):
         fastavro.schemaless_writer(out, parsed, {"a": n, "s": None if n % 3 else str(n)})
     reader = services.enable("reader", AvroReader, {"Schema Access Strategy": "schema-text-property"})
-    import json
     _, table = read(reader, out.getvalue(), {"avro.schema": json.dumps(schema)})
     assert table.to_pylist() == [{"a": n, "s": None if n % 3 else str(n)} for n in range(1000)]
     _, empty = read(reader, b"", {"avro.schema": json.dumps(schema)})
@@ -342,7 +343,6 @@ def test_truncated_bare_datums_name_the_record(services):
     out = io.BytesIO()
     for _ in range(3):
         fastavro.schemaless_writer(out, parsed, {"s": "abcdef"})
-    import json
     reader = services.enable("reader", AvroReader, {"Schema Access Strategy": "schema-text-property",
                                                     "Schema Text": json.dumps(schema)})
     with pytest.raises(MalformedRecordError, match=r"ends inside record 3 \(which starts at byte 14 of 18\)"):
@@ -394,7 +394,6 @@ def test_writes_bare_datums_and_the_avro_schema_attribute(services):
 
 
 def test_writes_with_the_schema_text(services):
-    import json
     schema = {"type": "record", "name": "Out", "fields": [
         {"name": "small", "type": "int"}, {"name": "extra", "type": ["null", "string"]},
         {"name": "when", "type": {"type": "long", "logicalType": "timestamp-millis"}}]}
