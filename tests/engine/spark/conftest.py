@@ -5,6 +5,8 @@ Minimal on purpose: the Spark runtime (engine/spark/) brings its own fixture tha
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 
 
@@ -20,3 +22,6 @@ def spark():
                .getOrCreate())
     yield session
     session.stop()
+    # py4j logs "Closing down clientserver connection" from a finalizer at exit, after pytest has closed
+    # the stream its handler writes to
+    logging.getLogger("py4j").setLevel(logging.WARNING)
