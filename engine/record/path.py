@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable, Union
 from engine.record import path_values as pv
 from engine.record.path_parser import (
     Call, Child, Compare, Context, Current, Descendant, FilterCall, FilterNode, Index, Literal, MapKeys, Node, Not,
-    Parent, Predicate, RecordPathError, Root, Segment, WildcardChild, WildcardDescendant, WildcardIndex, parse,
+    Parent, Predicate, RecordPathError, Root, WildcardChild, WildcardDescendant, WildcardIndex, parse,
 )
 
 if TYPE_CHECKING:
@@ -57,11 +57,6 @@ class FieldValue:
     def derive(self, value: Any) -> FieldValue:
         """A computed value that stands for this field (NiFi's functions keep the field they read)."""
         return FieldValue(value, self.name, self.parent, self._holder, self._key)
-
-    @property
-    def settable(self) -> bool:
-        """Whether ``set`` writes a record (false for literals and values a function created)."""
-        return self._holder is not _NO_SLOT
 
     def set(self, value: Any) -> None:
         """Write ``value`` into the record at this field: a field of a record (added when absent), an

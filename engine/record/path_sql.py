@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import pyarrow as pa
 
-from engine.record import path_values as pv
 from engine.record.path_parser import (
     Call, Child, Compare, Context, Current, Descendant, FilterCall, FilterNode, Index, Literal, MapKeys, Node, Not,
     Parent, Predicate, RecordPathError, Root, WildcardChild, WildcardDescendant, WildcardIndex,
@@ -35,7 +34,11 @@ if TYPE_CHECKING:
     from engine.record.path import RecordPath
     from engine.record.schema import RecordSchema
 
-__all__ = ["SqlValue", "select_sql", "sql_string", "quote", "Branch", "Frame", "SqlCompiler"]
+__all__ = [
+    "SqlValue", "select_sql", "sql_string", "quote", "Branch", "Frame", "SqlCompiler", "to_text", "compare_sql",
+    "all_of", "compatible", "deref", "element_type", "is_binary", "is_list", "is_map_type", "is_numeric",
+    "is_string", "is_struct", "struct_fields",
+]
 
 
 def quote(name: str) -> str:
@@ -83,69 +86,80 @@ class Branch:
 
 # --- types -----------------------------------------------------------------------------------------
 
-def _is_struct(t: pa.DataType | None) -> bool:
+def is_struct(t: pa.DataType | None) -> bool:
+    """A record type."""
     return t is not None and pa.types.is_struct(t)
 
 
-def _is_list(t: pa.DataType | None) -> bool:
+def is_list(t: pa.DataType | None) -> bool:
+    """An array type."""
     return t is not None and (pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t))
 
 
-def _is_map(t: pa.DataType | None) -> bool:
+def is_map_type(t: pa.DataType | None) -> bool:
+    """A map type."""
     return t is not None and pa.types.is_map(t)
 
 
-def _is_string(t: pa.DataType | None) -> bool:
+def is_string(t: pa.DataType | None) -> bool:
+    """A text type."""
     return t is not None and (pa.types.is_string(t) or pa.types.is_large_string(t))
 
 
-def _is_numeric(t: pa.DataType | None) -> bool:
+def is_numeric(t: pa.DataType | None) -> bool:
+    """An integer, floating-point or decimal type."""
     return t is not None and (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t))
 
 
-def _is_binary(t: pa.DataType | None) -> bool:
+def is_binary(t: pa.DataType | None) -> bool:
+    """A bytes type."""
     return t is not None and (pa.types.is_binary(t) or pa.types.is_large_binary(t)
                               or pa.types.is_fixed_size_binary(t))
 
 
-def _element_type(t: pa.DataType | None) -> pa.DataType | None:
-    if _is_list(t):
+def element_type(t: pa.DataType | None) -> pa.DataType | None:
+    """The type of an array's elements or a map's values (``None`` for other types)."""
+    if is_list(t):
         return t.value_type
-    if _is_map(t):
+    if is_map_type(t):
         return t.item_type
     return None
 
 
-def _struct_fields(t: pa.DataType) -> list[pa.Field]:
+def struct_fields(t: pa.DataType) -> list[pa.Field]:
+    """The fields of a record type, in order."""
     return [t.field(i) for i in range(t.num_fields)]
 
 
 def _category(t: pa.DataType | None) -> str | None:
     if t is None or pa.types.is_null(t):
         return None
-    if _is_numeric(t):
+    if is_numeric(t):
         return "number"
-    if _is_string(t):
+    if is_string(t):
         return "string"
-    return str(t) if not (_is_struct(t) or _is_list(t) or _is_map(t)) else t.__class__.__name__ + str(t)
+    return str(t)
 
 
-def _compatible(a: pa.DataType | None, b: pa.DataType | None) -> bool:
+def compatible(a: pa.DataType | None, b: pa.DataType | None) -> bool:
+    """Whether Spark can hold values of both types in one array (unknown types are assumed to fit)."""
     return _category(a) is None or _category(b) is None or _category(a) == _category(b) or a == b
 
 
-def _and(conds: tuple[str, ...] | list[str]) -> str:
+def all_of(conds: tuple[str, ...] | list[str]) -> str:
+    """The SQL conjunction of ``conds`` (at least one)."""
     return " AND ".join(f"({c})" for c in conds) if len(conds) > 1 else conds[0]
 
 
-def _deref(expr: str, name: str) -> str:
+def deref(expr: str, name: str) -> str:
+    """SQL of field ``name`` of the record ``expr``."""
     simple = expr.startswith("`") or expr.replace("_", "").isalnum()
     return f"{expr if simple else '(' + expr + ')'}.{quote(name)}"
 
 
 def to_text(value: str, t: pa.DataType | None) -> str:
     """SQL giving NiFi's text of a value (``path_values.to_string``)."""
-    if _is_string(t):
+    if is_string(t):
         return value
     if t is not None and pa.types.is_timestamp(t):
         return f"CAST(unix_millis({value}) AS STRING)"
@@ -155,13 +169,13 @@ def to_text(value: str, t: pa.DataType | None) -> str:
 
 
 def _to_number(value: str, t: pa.DataType | None) -> str:
-    if _is_numeric(t):
+    if is_numeric(t):
         return value
     if t is not None and pa.types.is_timestamp(t):
         return f"unix_millis({value})"
     if t is not None and pa.types.is_date(t):
         return f"CAST(unix_date({value}) AS BIGINT) * 86400000"
-    if t is None or _is_string(t) or _is_binary(t):
+    if t is None or is_string(t) or is_binary(t):
         return f"try_cast({to_text(value, t)} AS DOUBLE)"
     return "CAST(NULL AS DOUBLE)"
 
@@ -169,10 +183,10 @@ def _to_number(value: str, t: pa.DataType | None) -> str:
 def compare_sql(op: str, lhs: str, lt: pa.DataType | None, rhs: str, rt: pa.DataType | None) -> str:
     """``path_values.test_compare`` in SQL (NULL-safe: the caller wraps it in ``coalesce(.., false)``)."""
     if op in ("=", "!="):
-        if _is_numeric(lt) and _is_numeric(rt):
+        if is_numeric(lt) and is_numeric(rt):
             return f"{lhs} {'=' if op == '=' else '!='} {rhs}"
-        if _is_numeric(lt) or _is_numeric(rt) or lt is None or rt is None:
-            if op == "!=" and (_is_numeric(lt) or _is_numeric(rt)):
+        if is_numeric(lt) or is_numeric(rt) or lt is None or rt is None:
+            if op == "!=" and (is_numeric(lt) or is_numeric(rt)):
                 return "false"
             return f"{to_text(lhs, lt)} {'=' if op == '=' else '!='} {to_text(rhs, rt)}"
         if _category(lt) == _category(rt):
@@ -246,9 +260,9 @@ class SqlCompiler:
             return [replace(b, conds=b.conds + (self.condition(node.filter, b.scalar_view(), False),))]
         if isinstance(node, WildcardChild):
             t = self.need_type(b, "/*")
-            if not _is_struct(t):
+            if not is_struct(t):
                 return []
-            return [self.child(b, f.name, not_null=True) for f in _struct_fields(t)]
+            return [self.child(b, f.name, not_null=True) for f in struct_fields(t)]
         if isinstance(node, (Descendant, WildcardDescendant)):
             self.need_type(b, "//")
             return self.descendants(b, node.name if isinstance(node, Descendant) else None)
@@ -258,12 +272,12 @@ class SqlCompiler:
             keyed = [self.map_key(b, key) for key in node.keys]
             return [k for k in keyed if k is not None]
         if isinstance(node, WildcardIndex):
-            if _is_struct(b.type):
-                return [self.child(b, f.name) for f in _struct_fields(b.type)]
-            if _is_map(b.type):
+            if is_struct(b.type):
+                return [self.child(b, f.name) for f in struct_fields(b.type)]
+            if is_map_type(b.type):
                 return [self.expand(b, f"map_values({b.value})", b.type.item_type)]
-            if b.type is None or _is_list(b.type):
-                return [self.expand(b, b.value, _element_type(b.type))]
+            if b.type is None or is_list(b.type):
+                return [self.expand(b, b.value, element_type(b.type))]
             return []
         raise self.fail(f"unexpected {type(node).__name__}")  # unreachable
 
@@ -272,9 +286,9 @@ class SqlCompiler:
         if b.is_root and self.schema is None:
             value, field_type = quote(name), None
         elif t is None:
-            value, field_type = _deref(b.value, name), None
-        elif _is_struct(t) and t.get_field_index(name) >= 0:
-            value = quote(name) if b.is_root else _deref(b.value, name)
+            value, field_type = deref(b.value, name), None
+        elif is_struct(t) and t.get_field_index(name) >= 0:
+            value = quote(name) if b.is_root else deref(b.value, name)
             field_type = t.field(name).type
         else:
             value, field_type = "NULL", pa.null()
@@ -282,9 +296,9 @@ class SqlCompiler:
         return Branch(value, field_type, name, b, b.frames, conds)
 
     def map_key(self, b: Branch, key: str) -> Branch | None:
-        if _is_struct(b.type) or (b.is_root and self.schema is None):
+        if is_struct(b.type) or (b.is_root and self.schema is None):
             return replace(self.child(b, key), name=b.name, parent=b)
-        if _is_map(b.type):
+        if is_map_type(b.type):
             value = f"try_element_at({b.value}, {sql_string(key)})"
             return Branch(value, b.type.item_type, b.name, b, b.frames, b.conds + (f"{b.value} IS NOT NULL",))
         if b.type is None:
@@ -293,14 +307,14 @@ class SqlCompiler:
 
     def expand(self, b: Branch, array: str, element: pa.DataType | None, parent: Branch | None = None) -> Branch:
         """A branch for each element of ``array`` (SQL over ``b``'s scope)."""
-        base = f"CASE WHEN {_and(b.conds)} THEN {array} END" if b.conds else array
+        base = f"CASE WHEN {all_of(b.conds)} THEN {array} END" if b.conds else array
         frame = Frame(base, self.new_var())
         return Branch(frame.var, element, b.name, parent or b, b.frames + (frame,))
 
     def index(self, node: Index, b: Branch) -> list[Branch]:
-        if not (b.type is None or _is_list(b.type)):
+        if not (b.type is None or is_list(b.type)):
             return []
-        element = _element_type(b.type)
+        element = element_type(b.type)
         size = f"size({b.value})"
         if node.single:
             wanted = node.ranges[0][0]
@@ -317,16 +331,16 @@ class SqlCompiler:
         return [self.expand(b, array, element)]
 
     def descendants(self, b: Branch, name: str | None) -> list[Branch]:
-        if not _is_struct(b.type):
+        if not is_struct(b.type):
             return []
         out: list[Branch] = []
-        for field in _struct_fields(b.type):
+        for field in struct_fields(b.type):
             child = self.child(b, field.name, not_null=True)
             if name is None or field.name == name:
                 out.append(child)
-            if _is_struct(field.type):
+            if is_struct(field.type):
                 out.extend(self.descendants(child, name))
-            elif _is_list(field.type) and _is_struct(field.type.value_type):
+            elif is_list(field.type) and is_struct(field.type.value_type):
                 element = self.expand(child, child.value, field.type.value_type, parent=b)
                 out.extend(self.descendants(replace(element, name=field.name), name))
         return out
@@ -340,7 +354,7 @@ class SqlCompiler:
         while i < len(branches):
             b = branches[i]
             if len(b.frames) <= level:
-                items.append(f"IF({_and(b.conds)}, array({b.value}), array())" if b.conds else f"array({b.value})")
+                items.append(f"IF({all_of(b.conds)}, array({b.value}), array())" if b.conds else f"array({b.value})")
                 i += 1
                 continue
             frame = b.frames[level]
@@ -349,7 +363,7 @@ class SqlCompiler:
                 j += 1
             run = branches[i:j]
             if len(run) == 1 and len(b.frames) == level + 1:
-                base = f"filter({frame.base}, {frame.var} -> {_and(b.conds)})" if b.conds else frame.base
+                base = f"filter({frame.base}, {frame.var} -> {all_of(b.conds)})" if b.conds else frame.base
                 array = base if b.value == frame.var else f"transform({base}, {frame.var} -> {b.value})"
             else:
                 array = f"flatten(transform({frame.base}, {frame.var} -> {self.materialize(run, level + 1)}))"
@@ -357,7 +371,7 @@ class SqlCompiler:
             i = j
         types = [b.type for b in branches]
         for a, c in itertools.combinations(types, 2):
-            if not _compatible(a, c):
+            if not compatible(a, c):
                 raise self.fail(f"the path selects values of different types ({a}, {c}) that one Spark array "
                                 f"cannot hold")
         if not items:
@@ -388,7 +402,7 @@ class SqlCompiler:
             return "NULL", pa.null()
         if len(branches) == 1 and self.is_scalar_in(branches[0], ctx):
             b = branches[0]
-            return (f"CASE WHEN {_and(b.conds)} THEN {b.value} END" if b.conds else b.value), b.type
+            return (f"CASE WHEN {all_of(b.conds)} THEN {b.value} END" if b.conds else b.value), b.type
         array = self.array_in(branches, ctx)
         if non_null:
             var = self.new_var()
@@ -403,7 +417,7 @@ class SqlCompiler:
             if self.is_scalar_in(b, ctx):
                 outcome = f"coalesce({test(b.value, b.type)}, false)"
                 outcome = f"NOT {outcome}" if invert else outcome
-                parts.append(f"({_and(b.conds)}) AND {outcome}" if b.conds else outcome)
+                parts.append(f"({all_of(b.conds)}) AND {outcome}" if b.conds else outcome)
             else:
                 var = self.new_var()
                 outcome = f"coalesce({test(var, b.type)}, false)"
@@ -460,7 +474,7 @@ def select_sql(path: RecordPath, schema: Any) -> SqlValue:
     branches = compiler.select(path.tree, compiler.root)
     if len(branches) == 1 and not branches[0].frames:
         b = branches[0]
-        sql = f"CASE WHEN {_and(b.conds)} THEN {b.value} END" if b.conds else b.value
+        sql = f"CASE WHEN {all_of(b.conds)} THEN {b.value} END" if b.conds else b.value
         return SqlValue(sql, False, b.type)
     element = next((b.type for b in branches if b.type is not None and not pa.types.is_null(b.type)), None)
     return SqlValue(compiler.materialize(branches, 0), True, element)

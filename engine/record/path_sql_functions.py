@@ -17,7 +17,7 @@ import pyarrow as pa
 from engine.record import path_values as pv
 from engine.record.path_parser import Call, FilterCall, Literal, Node, RecordPathError
 from engine.record.path_sql import (
-    Branch, _and, _compatible, _is_binary, _is_list, _is_numeric, _is_string, _element_type, sql_string, to_text,
+    Branch, all_of, compatible, is_binary, is_list, is_numeric, is_string, element_type, sql_string, to_text,
 )
 
 if TYPE_CHECKING:
@@ -40,16 +40,16 @@ def _literal_text(node: Node) -> str | None:
 
 def _first_text(c: SqlCompiler, node: Node, ctx: Branch) -> str:
     value, t = c.first(node, ctx)
-    return value if _is_string(t) else to_text(value, t)
+    return value if is_string(t) else to_text(value, t)
 
 
 def _first_int(c: SqlCompiler, node: Node, ctx: Branch) -> str:
     if isinstance(node, Literal) and isinstance(node.value, int):
         return str(node.value)
     value, t = c.first(node, ctx)
-    if _is_numeric(t):
+    if is_numeric(t):
         return f"CAST({value} AS INT)"
-    if t is None or _is_string(t):
+    if t is None or is_string(t):
         return f"try_cast({to_text(value, t)} AS INT)"
     return "CAST(NULL AS INT)"
 
@@ -69,7 +69,7 @@ def _texts(c: SqlCompiler, branches: list[Branch], ctx: Branch, separator: str) 
         if c.is_scalar_in(b, ctx):
             flush()
             value = f"coalesce({text.value}, 'null')"
-            parts.append(f"CASE WHEN {_and(b.conds)} THEN {value} END" if b.conds else value)
+            parts.append(f"CASE WHEN {all_of(b.conds)} THEN {value} END" if b.conds else value)
         else:
             run.append(text)
     flush()
@@ -88,9 +88,9 @@ def call_sql(c: SqlCompiler, node: Call, ctx: Branch) -> list[Branch]:
         values: list[Branch] = []
         for arg in args[1:]:
             for b in c.select(arg, ctx):
-                if _is_list(b.type):
+                if is_list(b.type):
                     var = c.new_var()
-                    texts = f"transform({b.value}, {var} -> {to_text(var, _element_type(b.type))})"
+                    texts = f"transform({b.value}, {var} -> {to_text(var, element_type(b.type))})"
                     b = c.expand(b, f"IF({b.value} IS NULL, array(CAST(NULL AS STRING)), {texts})", pa.string())
                 values.append(b)
         texts = [replace(b, value=to_text(b.value, b.type), type=pa.string()) for b in values]
@@ -101,7 +101,7 @@ def call_sql(c: SqlCompiler, node: Call, ctx: Branch) -> list[Branch]:
             return []
         firsts = [c.first(arg, ctx) for arg in args]
         kinds = [t for _, t in firsts]
-        if any(not _compatible(a, b) for a in kinds for b in kinds):
+        if any(not compatible(a, b) for a in kinds for b in kinds):
             raise c.fail(f"coalesce() of values of different types ({', '.join(map(str, kinds))})")
         value = f"coalesce({', '.join(v for v, _ in firsts)})"
         kind = next((t for t in kinds if t is not None and not pa.types.is_null(t)), None)
@@ -110,7 +110,7 @@ def call_sql(c: SqlCompiler, node: Call, ctx: Branch) -> list[Branch]:
         counts = []
         for b in c.select(args[0], ctx):
             if c.is_scalar_in(b, ctx):
-                counts.append(f"IF({_and(b.conds)}, 1, 0)" if b.conds else "1")
+                counts.append(f"IF({all_of(b.conds)}, 1, 0)" if b.conds else "1")
             else:
                 counts.append(f"size({c.array_in([b], ctx)})")
         value = f"CAST({' + '.join(counts) or '0'} AS BIGINT)"
@@ -151,7 +151,7 @@ def _map(c: SqlCompiler, node: Call, b: Branch, ctx: Branch) -> Branch:
                       f"ELSE {function}({text}, {length}, {padding}) END", skip_null=False)
     if name == "replaceNull":
         replacement, kind = c.first(args[1], ctx)
-        if not _compatible(b.type, kind):
+        if not compatible(b.type, kind):
             raise c.fail(f"replaceNull() would mix {b.type} and {kind}; Spark needs one type")
         return replace(b, value=f"coalesce({b.value}, {replacement})")
     if name == "substring":
@@ -188,11 +188,11 @@ def _map(c: SqlCompiler, node: Call, b: Branch, ctx: Branch) -> Branch:
         return string(f"CASE WHEN {regex} IS NULL OR {replacement} IS NULL THEN {text} "
                       f"ELSE regexp_replace({text}, {regex}, {replacement}) END")
     if name == "toString":
-        if _is_binary(b.type):
+        if is_binary(b.type):
             return string(f"decode({b.value}, coalesce({_first_text(c, args[1], ctx)}, 'UTF-8'))")
         return string(text)
     if name == "toBytes":
-        if b.type is not None and not _is_string(b.type) and not pa.types.is_null(b.type):
+        if b.type is not None and not is_string(b.type) and not pa.types.is_null(b.type):
             raise c.fail(f"toBytes() takes text but {b.name or 'its argument'} is {b.type}")
         charset = f"coalesce({_first_text(c, args[1], ctx)}, 'UTF-8')"
         return replace(b, value=f"encode({b.value}, {charset})", type=pa.binary(), conds=not_null)
@@ -200,15 +200,15 @@ def _map(c: SqlCompiler, node: Call, b: Branch, ctx: Branch) -> Branch:
         json = f"to_json(array({b.value}), map('ignoreNullFields', 'false'))"
         return string(f"substr({json}, 2, char_length({json}) - 2)")
     if name == "base64Encode":
-        if _is_binary(b.type):
+        if is_binary(b.type):
             return replace(b, value=f"encode(base64({b.value}), 'UTF-8')", conds=not_null)
-        if b.type is not None and not _is_string(b.type):
+        if b.type is not None and not is_string(b.type):
             raise c.fail(f"base64Encode() takes text or bytes, not {b.type}")
         return string(f"base64(encode({b.value}, 'UTF-8'))")
     if name == "base64Decode":
-        if _is_binary(b.type):
+        if is_binary(b.type):
             return replace(b, value=f"unbase64(CAST({b.value} AS STRING))", conds=not_null)
-        if b.type is not None and not _is_string(b.type):
+        if b.type is not None and not is_string(b.type):
             raise c.fail(f"base64Decode() takes text or bytes, not {b.type}")
         return string(f"decode(unbase64({b.value}), 'UTF-8')")
     if name == "hash":
@@ -235,7 +235,7 @@ def _date_args(c: SqlCompiler, node: Call) -> tuple[str, str | None, bool]:
 
 
 def _to_date(c: SqlCompiler, node: Call, b: Branch) -> Branch:
-    if b.type is not None and not _is_string(b.type) and not pa.types.is_null(b.type):
+    if b.type is not None and not is_string(b.type) and not pa.types.is_null(b.type):
         return b
     pattern, zone, _ = _date_args(c, node)
     parsed = f"try_to_timestamp({b.value}, {sql_string(pattern)})"
@@ -246,11 +246,11 @@ def _to_date(c: SqlCompiler, node: Call, b: Branch) -> Branch:
 
 def _format(c: SqlCompiler, node: Call, b: Branch) -> Branch:
     t = b.type
-    if _is_string(t):
+    if is_string(t):
         return b
     if t is not None and pa.types.is_date(t):
         moment = f"timestamp_millis(CAST(unix_date({b.value}) AS BIGINT) * 86400000)"
-    elif _is_numeric(t):
+    elif is_numeric(t):
         moment = f"timestamp_millis(CAST({b.value} AS BIGINT))"
     elif t is None or pa.types.is_timestamp(t):
         moment = b.value

@@ -33,7 +33,7 @@ from engine.record.path_parser import (
     WildcardDescendant, WildcardIndex,
 )
 from engine.record.path_sql import (
-    Branch, Frame, SqlCompiler, _and, _deref, _is_list, _is_map, _is_struct, _struct_fields, quote, sql_string,
+    Branch, Frame, SqlCompiler, all_of, deref, is_list, is_map_type, is_struct, struct_fields, quote, sql_string,
 )
 
 if TYPE_CHECKING:
@@ -79,11 +79,11 @@ def _steps(compiler: SqlCompiler, path: RecordPath) -> list[Node]:
 
 
 def _contains(t: pa.DataType, name: str | None) -> bool:
-    if _is_list(t):
+    if is_list(t):
         t = t.value_type
-    if not _is_struct(t):
+    if not is_struct(t):
         return False
-    return any(name is None or f.name == name or _contains(f.type, name) for f in _struct_fields(t))
+    return any(name is None or f.name == name or _contains(f.type, name) for f in struct_fields(t))
 
 
 class _Rebuilder:
@@ -107,25 +107,25 @@ class _Rebuilder:
             if len(branches) != 1 or not sub.is_scalar_in(branches[0], ctx):
                 raise self.c.fail(f"the replacement path {value.text!r} selects several values")
             b = branches[0]
-            return f"CASE WHEN {_and(b.conds)} THEN {b.value} END" if b.conds else b.value
+            return f"CASE WHEN {all_of(b.conds)} THEN {b.value} END" if b.conds else b.value
         return str(value(loc.value))
 
     def leaf(self, loc: Branch, conds: list[str]) -> str:
         new = self.new_value(loc)
-        return f"CASE WHEN {_and(conds)} THEN {new} ELSE {loc.value} END" if conds else new
+        return f"CASE WHEN {all_of(conds)} THEN {new} ELSE {loc.value} END" if conds else new
 
     def struct_with(self, loc: Branch, replacements: dict[str, str], added: tuple[str, str] | None = None) -> str:
         assert loc.type is not None
         parts = [f"{sql_string(f.name)}, " + (_nullable(replacements[f.name]) if f.name in replacements
-                                               else _deref(loc.value, f.name))
-                 for f in _struct_fields(loc.type)]
+                                               else deref(loc.value, f.name))
+                 for f in struct_fields(loc.type)]
         if added is not None:
             parts.append(f"{sql_string(added[0])}, {_nullable(added[1])}")
         return f"CASE WHEN {loc.value} IS NULL THEN NULL ELSE named_struct({', '.join(parts)}) END"
 
     def child(self, loc: Branch, name: str) -> Branch:
         field_type = loc.type.field(name).type
-        return Branch(_deref(loc.value, name), field_type, name, loc, loc.frames)
+        return Branch(deref(loc.value, name), field_type, name, loc, loc.frames)
 
     def element(self, loc: Branch, var: str, kind: pa.DataType, parent: Branch | None = None) -> Branch:
         return Branch(var, kind, loc.name, parent or loc, loc.frames + (Frame(loc.value, var),))
@@ -143,7 +143,7 @@ class _Rebuilder:
         if isinstance(step, Predicate):
             condition = self.c.condition(step.filter, loc.scalar_view(), False)
             return self.rebuild(loc, rest, conds + [condition])
-        if isinstance(step, (Child, MapKeys)) and _is_struct(t):
+        if isinstance(step, (Child, MapKeys)) and is_struct(t):
             names = [step.name] if isinstance(step, Child) else list(step.keys)
             replacements: dict[str, str] = {}
             added = None
@@ -153,27 +153,27 @@ class _Rebuilder:
                 elif not rest and not conds:
                     added = (name, self.leaf(Branch("NULL", pa.null(), name, loc, loc.frames), conds))
             return self.struct_with(loc, replacements, added) if replacements or added else loc.value
-        if isinstance(step, MapKeys) and _is_map(t):
+        if isinstance(step, MapKeys) and is_map_type(t):
             return self.map_keys(loc, step.keys, rest, conds)
-        if isinstance(step, WildcardChild) or (isinstance(step, WildcardIndex) and _is_struct(t)):
-            if not _is_struct(t):
+        if isinstance(step, WildcardChild) or (isinstance(step, WildcardIndex) and is_struct(t)):
+            if not is_struct(t):
                 return loc.value
             replacements = {}
-            for f in _struct_fields(t):
+            for f in struct_fields(t):
                 child = self.child(loc, f.name)
                 extra = [f"{child.value} IS NOT NULL"] if isinstance(step, WildcardChild) else []
                 replacements[f.name] = self.rebuild(child, rest, conds + extra)
             return self.struct_with(loc, replacements)
         if isinstance(step, (Descendant, WildcardDescendant)):
             return self.descend(loc, step.name if isinstance(step, Descendant) else None, rest, conds)
-        if isinstance(step, (Index, WildcardIndex)) and _is_list(t):
+        if isinstance(step, (Index, WildcardIndex)) and is_list(t):
             var, position = self.c.new_var(), self.c.new_var()
             element = self.element(loc, var, t.value_type)
             selected = list(conds)
             if isinstance(step, Index):
                 selected.append(self.positions(step, loc.value, position))
             return f"transform({loc.value}, ({var}, {position}) -> {self.rebuild(element, rest, selected)})"
-        if isinstance(step, WildcardIndex) and _is_map(t):
+        if isinstance(step, WildcardIndex) and is_map_type(t):
             key, var = self.c.new_var(), self.c.new_var()
             element = self.element(loc, var, t.item_type)
             return f"transform_values({loc.value}, ({key}, {var}) -> {self.rebuild(element, rest, conds)})"
@@ -205,22 +205,22 @@ class _Rebuilder:
                 continue
             missing = Branch("NULL", loc.type.item_type, loc.name, loc, loc.frames)
             added = f"map_concat({current}, map({literal}, {self.new_value(missing)}))"
-            guard = _and(conds) if conds else "true"
+            guard = all_of(conds) if conds else "true"
             current = (f"CASE WHEN {current} IS NULL THEN NULL WHEN array_contains(map_keys({current}), {literal}) "
                        f"THEN {replaced} WHEN {guard} THEN {added} ELSE {current} END")
         return current
 
     def descend(self, loc: Branch, name: str | None, rest: list[Node], conds: list[str]) -> str:
-        if not _is_struct(loc.type):
+        if not is_struct(loc.type):
             return loc.value
         replacements = {}
-        for f in _struct_fields(loc.type):
+        for f in struct_fields(loc.type):
             child = self.child(loc, f.name)
             if name is None or f.name == name:
                 replacements[f.name] = self.rebuild(child, rest, conds + [f"{child.value} IS NOT NULL"])
-            elif _is_struct(f.type) and _contains(f.type, name):
+            elif is_struct(f.type) and _contains(f.type, name):
                 replacements[f.name] = self.descend(child, name, rest, conds)
-            elif _is_list(f.type) and _contains(f.type, name):
+            elif is_list(f.type) and _contains(f.type, name):
                 var = self.c.new_var()
                 element = self.element(child, var, f.type.value_type, parent=loc)
                 replacements[f.name] = f"transform({child.value}, {var} -> {self.descend(element, name, rest, conds)})"
@@ -259,7 +259,7 @@ def update_columns(path: RecordPath, value: Any, schema: Any) -> list[tuple[str,
                 columns.append((name, rebuilder.rebuild(column(name), rest, [f"{quote(name)} IS NOT NULL"])))
             elif _contains(field.type, wanted):
                 loc = column(name)
-                if _is_list(field.type):
+                if is_list(field.type):
                     var = compiler.new_var()
                     element = rebuilder.element(loc, var, field.type.value_type, parent=root)
                     columns.append((name, f"transform({loc.value}, {var} -> "

@@ -49,11 +49,13 @@ SELECT_PATHS = [
     "/workAddress/* = '123'",
     # functions
     "substring(/name, 0, -1)", "substring(/name, 0, -5)", "substring(/name, 1000, 1005)", "substring(/name, 0, 1005)",
-    "substring(/name, -50, -1)", "substring(/name, 2, /age)", "substringAfter(/name, ' ')", "substringAfter(/name, 'o')",
+    "substring(/name, -50, -1)", "substring(/name, 2, /age)", "substringAfter(/name, ' ')",
+    "substringAfter(/name, 'o')",
     "substringAfter(/name, '')", "substringAfter(/name, 'xyz')", "substringAfterLast(/name, 'o')",
     "substringBefore(/name, 'o')", "substringBeforeLast(/name, 'o')", "substringBeforeLast(/name, 'xyz')",
     "substringBefore(/tags[*], 'x')", "replace(/name, 'o', 'xyz')", "replace(/name, 'Doe', /workAddress/city)",
-    "replace(/name, '', '-')", "replaceRegex(/name, '\\s+.*', /workAddress/city)", "replaceRegex(/name, '([JD])', '$1x')",
+    "replace(/name, '', '-')", "replaceRegex(/name, '\\s+.*', /workAddress/city)",
+    "replaceRegex(/name, '([JD])', '$1x')",
     "replaceRegex(/name, '(?<hello>[JD])', '${hello}x')", "replaceNull(/details/vehicle, 'no vehicle')",
     "replaceNull(/details/vehicle, /name)", "concat(/name, ' lives in ', /homeAddress/city)",
     "concat(/tags[*], '|', /numbers[*], /age)", "concat()", "concat(/name, fieldName(/name))",
@@ -213,8 +215,8 @@ def test_parts_spark_cannot_run_are_named(text, schema, message):
 def test_unparsable_dates_are_null_on_spark_but_kept_by_nifi(people):
     path = compile_record_path("toDate(/eventDate, \"yyyy-MM-dd'T'HH:mm:ss'Z'\", 'GMT+8:00')")
     assert spark_values(people, path.to_sql(SCHEMA)) == [
-        dt.datetime(2017, 10, 19, 16, tzinfo=dt.timezone.utc), dt.datetime(2000, 1, 1, 19, 4, 5, tzinfo=dt.timezone.utc),
-        None]
+        dt.datetime(2017, 10, 19, 16, tzinfo=dt.timezone.utc),
+        dt.datetime(2000, 1, 1, 19, 4, 5, tzinfo=dt.timezone.utc), None]
     assert [path.values(row) for row in rows()][2] == ["not a date"]
 
 
