@@ -79,7 +79,8 @@ class RecordSchema:
     @classmethod
     def from_arrow(cls, schema: pa.Schema, name: str = "nifiRecord") -> RecordSchema:
         """The schema of Arrow data (inferred by a reader, or the result of a query)."""
-        fields = [_avro_field(field) for field in schema]
+        seen = {name}
+        fields = [_avro_field(field, name, seen) for field in schema]
         return cls(schema, {"type": "record", "name": name, "fields": fields})
 
     @cached_property
