@@ -35,6 +35,7 @@ from engine.components import ExpressionScope, Processor, PropertyDescriptor
 from engine.components import validators as v
 from engine.processors._query_plan import INDEX_COLUMN, reserved
 from engine.record.schema import RecordSchema
+from engine.record.streams import OutputSink
 from engine.services.apis import RecordReaderFactory, RecordSetWriterFactory
 from engine.session.damaged import DamagedContentError
 from engine.session.guard import TaskTerminatedError
@@ -283,7 +284,8 @@ def write_records(session: ProcessSession, flowfile: FlowFile, writer_factory: R
     written: list[WriteResult] = []
 
     def write(out) -> None:
-        writer = writer_factory.create_writer(out, write_schema, attributes)
+        # The session's content writer has only ``write``; writers may want ``flush`` and ``tell``.
+        writer = writer_factory.create_writer(OutputSink(out), write_schema, attributes)
         for batch in ([records] if isinstance(records, pa.Table) else records):
             if batch.num_rows:
                 writer.write_batch(batch)

@@ -18,8 +18,8 @@ def runner_for(tmp_path, services, **properties):
                                                        **properties}, services=services)
 
 
-def test_bins_are_merged_once_they_hold_the_maximum_number_of_records(tmp_path, json_lines_services):
-    with runner_for(tmp_path, json_lines_services, **{"Maximum Number of Records": "4"}) as runner:
+def test_bins_are_merged_once_they_hold_the_maximum_number_of_records(tmp_path, json_services):
+    with runner_for(tmp_path, json_services, **{"Maximum Number of Records": "4"}) as runner:
         for values in ([1, 2], [3], [4, 5, 6], [7]):
             runner.enqueue(lines(*values), shared="yes")
         runner.run(1, stop=False)
@@ -37,9 +37,9 @@ def test_bins_are_merged_once_they_hold_the_maximum_number_of_records(tmp_path, 
         assert runner.output("merged")[1].attributes["merge.completion.reason"] == "Bin is full enough"
 
 
-def test_a_bin_waits_for_the_minimum_records_until_max_bin_age(tmp_path, json_lines_services):
+def test_a_bin_waits_for_the_minimum_records_until_max_bin_age(tmp_path, json_services):
     properties = {"Minimum Number of Records": "10", "Max Bin Age": "5 sec"}
-    with runner_for(tmp_path, json_lines_services, **properties) as runner:
+    with runner_for(tmp_path, json_services, **properties) as runner:
         runner.enqueue(lines(1, 2))
         runner.enqueue(lines(3))
         runner.run(2, stop=False)
@@ -52,9 +52,9 @@ def test_a_bin_waits_for_the_minimum_records_until_max_bin_age(tmp_path, json_li
         assert int(merged.attributes["merge.bin.age"]) >= 5000
 
 
-def test_bins_are_merged_once_their_content_reaches_the_maximum_bin_size(tmp_path, json_lines_services):
+def test_bins_are_merged_once_their_content_reaches_the_maximum_bin_size(tmp_path, json_services):
     properties = {"Maximum Bin Size": "20 B", "Minimum Number of Records": "100", "Maximum Number of Records": "100"}
-    with runner_for(tmp_path, json_lines_services, **properties) as runner:
+    with runner_for(tmp_path, json_services, **properties) as runner:
         for value in range(10, 15):
             runner.enqueue(lines(value))  # 10 bytes each
         runner.run(1, stop=False)
@@ -62,8 +62,8 @@ def test_bins_are_merged_once_their_content_reaches_the_maximum_bin_size(tmp_pat
             [{"n": 10}, {"n": 11}], [{"n": 12}, {"n": 13}]]
 
 
-def test_flowfiles_of_other_schemas_or_correlation_values_are_merged_apart(tmp_path, json_lines_services):
-    with runner_for(tmp_path, json_lines_services, **{"Correlation Attribute Name": "team"}) as runner:
+def test_flowfiles_of_other_schemas_or_correlation_values_are_merged_apart(tmp_path, json_services):
+    with runner_for(tmp_path, json_services, **{"Correlation Attribute Name": "team"}) as runner:
         runner.enqueue(lines(1), team="red")
         runner.enqueue(lines(2), team="blue")
         runner.enqueue(lines("x", field="s"), team="red")
@@ -74,8 +74,8 @@ def test_flowfiles_of_other_schemas_or_correlation_values_are_merged_apart(tmp_p
         assert merged == {("red", "2"): [{"n": 1}, {"n": 3}], ("blue", "1"): [{"n": 2}], ("red", "1"): [{"s": "x"}]}
 
 
-def test_defragment_puts_the_fragments_back_together(tmp_path, json_lines_services):
-    with runner_for(tmp_path, json_lines_services, **{"Merge Strategy": "Defragment", "Max Bin Age": "5 sec"}) as runner:
+def test_defragment_puts_the_fragments_back_together(tmp_path, json_services):
+    with runner_for(tmp_path, json_services, **{"Merge Strategy": "Defragment", "Max Bin Age": "5 sec"}) as runner:
         runner.enqueue(lines(3), **{"fragment.identifier": "a", "fragment.index": "2", "fragment.count": "3"})
         runner.enqueue(lines(1), **{"fragment.identifier": "a", "fragment.index": "0", "fragment.count": "3"})
         runner.enqueue(lines(9), **{"fragment.identifier": "b", "fragment.index": "0", "fragment.count": "2"})
@@ -90,8 +90,8 @@ def test_defragment_puts_the_fragments_back_together(tmp_path, json_lines_servic
         assert "2 are expected but 1 arrived" in failed.attributes["record.error.message"]
 
 
-def test_an_unreadable_flowfile_fails_alone_and_the_merge_joins_its_parents(tmp_path, json_lines_services):
-    with runner_for(tmp_path, json_lines_services) as runner:
+def test_an_unreadable_flowfile_fails_alone_and_the_merge_joins_its_parents(tmp_path, json_services):
+    with runner_for(tmp_path, json_services) as runner:
         first = runner.enqueue(lines(1))
         bad = runner.enqueue(b"{oops\n")
         second = runner.enqueue(lines(2))
@@ -104,8 +104,8 @@ def test_an_unreadable_flowfile_fails_alone_and_the_merge_joins_its_parents(tmp_
         assert join.child_uuids == (merged.uuid,)
 
 
-def test_stopping_returns_the_binned_flowfiles_to_the_queue(tmp_path, json_lines_services):
-    with runner_for(tmp_path, json_lines_services, **{"Minimum Number of Records": "50"}) as runner:
+def test_stopping_returns_the_binned_flowfiles_to_the_queue(tmp_path, json_services):
+    with runner_for(tmp_path, json_services, **{"Minimum Number of Records": "50"}) as runner:
         inputs = [runner.enqueue(lines(value)) for value in range(3)]
         runner.run(2)
         assert runner.output("merged") == []

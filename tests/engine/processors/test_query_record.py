@@ -28,11 +28,11 @@ PEOPLE = [
 ]
 
 
-def test_each_flowfile_gets_its_own_answer_to_each_query(tmp_path, spark_runtime, json_lines_services):
+def test_each_flowfile_gets_its_own_answer_to_each_query(tmp_path, spark_runtime, json_services):
     queries = {"adults": 'SELECT "name" FROM FLOWFILE WHERE "age" >= 18',
                "per_city": "SELECT city, COUNT(*) AS n, MAX(age) AS oldest FROM FLOWFILE GROUP BY city ORDER BY city",
                "total": "SELECT COUNT(*) AS n FROM FLOWFILE"}
-    with runner_for(tmp_path, json_lines_services, **queries) as runner:
+    with runner_for(tmp_path, json_services, **queries) as runner:
         inputs = [runner.enqueue(lines(people), filename=f"people-{number}.json") for number, people in enumerate(PEOPLE)]
         runner.run()
         adults = runner.output("adults")
@@ -56,7 +56,7 @@ def answers(runner, relationship):
     return [records_of(runner, flowfile) for flowfile in runner.output(relationship)]
 
 
-def test_limit_offset_windows_and_distinct_apply_per_flowfile(tmp_path, spark_runtime, json_lines_services):
+def test_limit_offset_windows_and_distinct_apply_per_flowfile(tmp_path, spark_runtime, json_services):
     queries = {"youngest": "SELECT name FROM FLOWFILE ORDER BY age LIMIT 1",
                "first_two": "SELECT name FROM FLOWFILE LIMIT 2",
                "second": "SELECT name, age FROM FLOWFILE ORDER BY 2 DESC LIMIT 1 OFFSET 1",
@@ -64,7 +64,7 @@ def test_limit_offset_windows_and_distinct_apply_per_flowfile(tmp_path, spark_ru
                          "SUM(age) OVER (PARTITION BY city) AS city_ages FROM FLOWFILE ORDER BY rank",
                "cities": "SELECT DISTINCT city FROM FLOWFILE ORDER BY city",
                "busiest": "SELECT city, COUNT(*) AS n FROM FLOWFILE GROUP BY city ORDER BY n DESC, city LIMIT 1"}
-    with runner_for(tmp_path, json_lines_services, **queries) as runner:
+    with runner_for(tmp_path, json_services, **queries) as runner:
         for people in PEOPLE:
             runner.enqueue(lines(people))
         runner.run()
@@ -82,12 +82,12 @@ def test_limit_offset_windows_and_distinct_apply_per_flowfile(tmp_path, spark_ru
                                               [{"city": "lima", "n": 1}]]
 
 
-def test_queries_that_cannot_be_rewritten_run_once_per_flowfile(tmp_path, spark_runtime, json_lines_services):
+def test_queries_that_cannot_be_rewritten_run_once_per_flowfile(tmp_path, spark_runtime, json_services):
     queries = {"both": "SELECT name FROM FLOWFILE WHERE age < 18 UNION ALL SELECT city FROM FLOWFILE WHERE age > 40",
                "pairs": "SELECT a.name AS older, b.name AS younger FROM FLOWFILE a JOIN FLOWFILE b "
                         "ON a.city = b.city AND a.age > b.age ORDER BY older, younger",
                "above_average": "SELECT name FROM FLOWFILE WHERE age > (SELECT AVG(age) FROM FLOWFILE)"}
-    with runner_for(tmp_path, json_lines_services, **queries) as runner:
+    with runner_for(tmp_path, json_services, **queries) as runner:
         for people in PEOPLE:
             runner.enqueue(lines(people))
         runner.run()
@@ -96,10 +96,10 @@ def test_queries_that_cannot_be_rewritten_run_once_per_flowfile(tmp_path, spark_
         assert answers(runner, "above_average") == [[{"name": "cid"}], [{"name": "eve"}], []]
 
 
-def test_an_aggregate_answers_for_a_flowfile_without_records(tmp_path, spark_runtime, json_lines_services):
+def test_an_aggregate_answers_for_a_flowfile_without_records(tmp_path, spark_runtime, json_services):
     schema = json.dumps({"type": "record", "name": "person", "fields": [
         {"name": "name", "type": "string"}, {"name": "age", "type": "int"}]})
-    services = dict(json_lines_services, reader=("StandInJsonLinesReader", {"Schema Text": schema}))
+    services = dict(json_services, reader=("JsonTreeReader", {"Schema Access Strategy": "schema-text-property", "Schema Text": schema}))
     queries = {"count": "SELECT COUNT(*) AS n, MAX(age) AS oldest FROM FLOWFILE",
                "names": "SELECT name FROM FLOWFILE"}
     with runner_for(tmp_path, services, **queries) as runner:
@@ -111,10 +111,10 @@ def test_an_aggregate_answers_for_a_flowfile_without_records(tmp_path, spark_run
         assert [f.attributes["record.count"] for f in runner.output("names")] == ["1", "0"]
 
 
-def test_zero_record_answers_are_dropped_when_asked(tmp_path, spark_runtime, json_lines_services):
+def test_zero_record_answers_are_dropped_when_asked(tmp_path, spark_runtime, json_services):
     properties = {"Record Reader": "reader", "Record Writer": "writer", "Include Zero Record FlowFiles": "false",
                   "old": "SELECT * FROM FLOWFILE WHERE age > 50"}
-    with ProcessorTestRunner(QueryRecord, tmp_path, properties, services=json_lines_services) as runner:
+    with ProcessorTestRunner(QueryRecord, tmp_path, properties, services=json_services) as runner:
         for people in PEOPLE:
             runner.enqueue(lines(people))
         runner.run()
@@ -122,8 +122,8 @@ def test_zero_record_answers_are_dropped_when_asked(tmp_path, spark_runtime, jso
         assert len(runner.output("original")) == 3
 
 
-def test_query_text_may_depend_on_attributes(tmp_path, spark_runtime, json_lines_services):
-    with runner_for(tmp_path, json_lines_services, chosen="SELECT name FROM FLOWFILE WHERE city = '${wanted}'") as runner:
+def test_query_text_may_depend_on_attributes(tmp_path, spark_runtime, json_services):
+    with runner_for(tmp_path, json_services, chosen="SELECT name FROM FLOWFILE WHERE city = '${wanted}'") as runner:
         runner.enqueue(lines(PEOPLE[0]), wanted="oslo")
         runner.enqueue(lines(PEOPLE[1]), wanted="rome")
         runner.enqueue(lines(PEOPLE[0]), wanted="rome")
@@ -132,8 +132,8 @@ def test_query_text_may_depend_on_attributes(tmp_path, spark_runtime, json_lines
                                              [{"name": "cid"}]]
 
 
-def test_an_unreadable_flowfile_fails_alone(tmp_path, spark_runtime, json_lines_services):
-    with runner_for(tmp_path, json_lines_services, adults="SELECT name FROM FLOWFILE WHERE age >= 18") as runner:
+def test_an_unreadable_flowfile_fails_alone(tmp_path, spark_runtime, json_services):
+    with runner_for(tmp_path, json_services, adults="SELECT name FROM FLOWFILE WHERE age >= 18") as runner:
         runner.enqueue(lines(PEOPLE[0]))
         broken = runner.enqueue(b'{"name": "x", "age": 3}\n{not json\n')
         runner.enqueue(lines(PEOPLE[2]))
@@ -147,8 +147,8 @@ def test_an_unreadable_flowfile_fails_alone(tmp_path, spark_runtime, json_lines_
         assert len(runner.output("original")) == 2
 
 
-def test_a_query_spark_refuses_fails_the_flowfiles_it_ran_for(tmp_path, spark_runtime, json_lines_services):
-    with runner_for(tmp_path, json_lines_services, rich="SELECT name FROM FLOWFILE WHERE salary > 10") as runner:
+def test_a_query_spark_refuses_fails_the_flowfiles_it_ran_for(tmp_path, spark_runtime, json_services):
+    with runner_for(tmp_path, json_services, rich="SELECT name FROM FLOWFILE WHERE salary > 10") as runner:
         with_salary = runner.enqueue(lines([{"name": "gus", "salary": 50}, {"name": "hal", "salary": 5}]))
         without = [runner.enqueue(lines(people)) for people in PEOPLE[:2]]
         runner.run()
@@ -159,23 +159,23 @@ def test_a_query_spark_refuses_fails_the_flowfiles_it_ran_for(tmp_path, spark_ru
         assert all("salary" in f.attributes["record.error.message"] for f in failed)
 
 
-def test_queries_are_validated(tmp_path, json_lines_services):
+def test_queries_are_validated(tmp_path, json_services):
     for query, problem in [("SELECT * FROM other", "the only table is FLOWFILE"),
                            ("SELECT * FROM parquet.`/etc`", "the only table is FLOWFILE"),
                            ("SELECT reflect('java.lang.System', 'exit', 0) FROM FLOWFILE", "reflect is not allowed"),
                            ("DROP TABLE x", "only SELECT queries are allowed"),
                            ("SELECT FROM WHERE", "not valid SQL")]:
-        with runner_for(tmp_path, json_lines_services, q=query) as runner:
+        with runner_for(tmp_path, json_services, q=query) as runner:
             problems = runner.validate()
             assert any(problem in text for text in problems), (query, problems)
     with ProcessorTestRunner(QueryRecord, tmp_path, {"Record Reader": "reader", "Record Writer": "writer"},
-                             services=json_lines_services) as runner:
+                             services=json_services) as runner:
         assert any("at least one user-added property" in text for text in runner.validate())
 
 
-def test_every_output_is_a_child_of_its_flowfile(tmp_path, spark_runtime, json_lines_services):
+def test_every_output_is_a_child_of_its_flowfile(tmp_path, spark_runtime, json_services):
     queries = {"adults": "SELECT * FROM FLOWFILE WHERE age >= 18", "count": "SELECT COUNT(*) AS n FROM FLOWFILE"}
-    with runner_for(tmp_path, json_lines_services, **queries) as runner:
+    with runner_for(tmp_path, json_services, **queries) as runner:
         inputs = [runner.enqueue(lines(people)) for people in PEOPLE]
         runner.run()
         forks = runner.events(event_type=E.FORK)
@@ -222,8 +222,8 @@ def kill_when_a_job_runs(runtime):
     return thread
 
 
-def test_spark_killed_mid_batch_loses_nothing(tmp_path, spark_runtime, json_lines_services):
-    with runner_for(tmp_path, json_lines_services, busy=SLOW) as runner:
+def test_spark_killed_mid_batch_loses_nothing(tmp_path, spark_runtime, json_services):
+    with runner_for(tmp_path, json_services, busy=SLOW) as runner:
         inputs = [runner.enqueue(lines(people)) for people in PEOPLE]
         killer = kill_when_a_job_runs(spark_runtime)
         runner.run(stop=False)
@@ -241,16 +241,16 @@ def test_spark_killed_mid_batch_loses_nothing(tmp_path, spark_runtime, json_line
         assert [f.uuid for f in runner.output("original")] == [f.uuid for f in inputs]
 
 
-def test_a_micro_batch_takes_at_most_its_size_in_flowfiles_or_bytes(tmp_path, spark_runtime, json_lines_services):
+def test_a_micro_batch_takes_at_most_its_size_in_flowfiles_or_bytes(tmp_path, spark_runtime, json_services):
     properties = {"Record Reader": "reader", "Record Writer": "writer", "Micro-Batch Size": "2",
                   "all": "SELECT * FROM FLOWFILE"}
-    with ProcessorTestRunner(QueryRecord, tmp_path, properties, services=json_lines_services) as runner:
+    with ProcessorTestRunner(QueryRecord, tmp_path, properties, services=json_services) as runner:
         for people in PEOPLE:
             runner.enqueue(lines(people))
         runner.run(stop=False)
         assert len(runner.output("original")) == 2 and len(runner.input_flowfiles()) == 1
     properties.update({"Micro-Batch Size": "1000", "Micro-Batch Data Size": "10 B"})
-    with ProcessorTestRunner(QueryRecord, tmp_path, properties, services=json_lines_services) as runner:
+    with ProcessorTestRunner(QueryRecord, tmp_path, properties, services=json_services) as runner:
         for people in PEOPLE:
             runner.enqueue(lines(people))
         runner.run(stop=False)
