@@ -3,6 +3,7 @@ import json
 import pytest
 
 from engine.processors.query_record import QueryRecord
+from engine.spark.runtime import node_runtime
 from engine.provenance.event import ProvenanceEventType as E
 from engine.testing import ProcessorTestRunner
 
@@ -193,12 +194,11 @@ SLOW = "SELECT name, aggregate(sequence(1, 5000000), 0L, (total, x) -> total + x
 
 
 def jvm_pid(runtime):
-    """The pid of the JVM the runtime's local Spark runs in (a child of this process)."""
-    import psutil
+    """The pid of the JVM the runtime's local Spark runs in (started by this process)."""
+    from pyspark import SparkContext
 
     runtime.session()
-    (jvm,) = [child for child in psutil.Process().children(recursive=True) if "java" in child.name()]
-    return jvm.pid
+    return SparkContext._gateway.proc.pid
 
 
 def kill_when_a_job_runs(runtime):
@@ -225,7 +225,7 @@ def kill_when_a_job_runs(runtime):
 def test_spark_killed_mid_batch_loses_nothing(tmp_path, spark_runtime, json_services):
     with runner_for(tmp_path, json_services, busy=SLOW) as runner:
         inputs = [runner.enqueue(lines(people)) for people in PEOPLE]
-        killer = kill_when_a_job_runs(spark_runtime)
+        killer = kill_when_a_job_runs(node_runtime())
         runner.run(stop=False)
         killer.join()
         assert runner.output("busy") == [] and runner.output("failure") == [] and runner.output("original") == []
