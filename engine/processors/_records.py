@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = ["INCLUDE_ZERO_RECORDS", "MICRO_BATCH_DATA_SIZE", "MICRO_BATCH_SIZE", "RECORD_ERROR", "RECORD_READER",
            "RECORD_WRITER", "BatchRolledBack", "Loaded", "MicroBatchProcessor", "RecordProcessor", "error_text",
-           "Compiled", "compile_path", "record_schema", "split_by_flowfile", "valid_path", "write_records"]
+           "Compiled", "compile_path", "evaluate_all", "record_schema", "split_by_flowfile", "valid_path", "write_records"]
 
 RECORD_ERROR = "record.error.message"
 MIME_TYPE = "mime.type"
@@ -336,6 +336,22 @@ class Compiled:
                 if len(self._done) > _COMPILED_KEPT:
                     self._done.popitem(last=False)
         return compiled
+
+
+def evaluate_all(flowfile: FlowFile, properties: Mapping[str, Any], compiled: Compiled | None,
+                 what: str) -> tuple[str | None, ...]:
+    """Each of ``properties`` (PropertyValues by name) evaluated against ``flowfile``'s attributes
+    and, with ``compiled``, compiled (cached); raises ValueError naming the property at fault."""
+    texts = []
+    for name, value in properties.items():
+        text = value.evaluate(flowfile).value
+        if compiled is not None:
+            try:
+                compiled.get(text or "")
+            except ValueError as error:
+                raise ValueError(f"the {what} of {name!r} is not usable: {error}") from None
+        texts.append(text)
+    return tuple(texts)
 
 
 def record_schema(table: pa.Table) -> pa.Schema:

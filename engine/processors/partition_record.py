@@ -31,6 +31,7 @@ from engine.processors._records import (
     MicroBatchProcessor,
     compile_path,
     error_text,
+    evaluate_all,
     record_schema,
     split_by_flowfile,
     valid_path,
@@ -102,21 +103,13 @@ class PartitionRecord(MicroBatchProcessor):
         self._compiled = Compiled(compile_path)
 
     def prepare(self, context, flowfile):
-        texts = []
-        for name, path in self._paths.items():
-            text = path.evaluate(flowfile).value or ""
-            try:
-                self._compiled.get(text)
-            except ValueError as error:
-                raise ValueError(f"the RecordPath of {name!r} is not usable: {error}") from None
-            texts.append(text)
-        return tuple(texts)
+        return evaluate_all(flowfile, self._paths, self._compiled, "RecordPath")
 
     def job(self, runtime, spark, table, group):
         from engine.spark.jobs import add_columns
 
         schema = record_schema(table)
-        keys = [(_KEY.format(number), self._compiled.get(text).to_sql(schema))
+        keys = [(_KEY.format(number), self._compiled.get(text or "").to_sql(schema))
                 for number, text in enumerate(group[0].key)]
         return add_columns(runtime, spark, table, keys)
 

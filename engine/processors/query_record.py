@@ -23,6 +23,7 @@ from engine.processors._records import (
     Compiled,
     MicroBatchProcessor,
     error_text,
+    evaluate_all,
     split_by_flowfile,
 )
 from engine.session.damaged import DamagedContentError
@@ -137,20 +138,12 @@ class QueryRecord(MicroBatchProcessor):
         self._plans = Compiled(plan_query)
 
     def prepare(self, context, flowfile):
-        texts = []
-        for name, query in self._queries.items():
-            text = query.evaluate(flowfile).value or ""
-            try:
-                self._plans.get(text)
-            except QuerySyntaxError as error:
-                raise ValueError(f"the query {name!r} is not usable: {error}") from None
-            texts.append(text)
-        return tuple(texts)
+        return evaluate_all(flowfile, self._queries, self._plans, "query")
 
     def job(self, runtime, spark, table, group):
         from engine.spark.jobs import query_records
 
-        plans = [self._plans.get(text) for text in group[0].key]
+        plans = [self._plans.get(text or "") for text in group[0].key]
         return query_records(runtime, spark, table, plans, [item.position for item in group])
 
     def emit(self, context, session, group, answers):

@@ -28,6 +28,7 @@ from engine.processors._records import (
     MicroBatchProcessor,
     compile_path,
     error_text,
+    evaluate_all,
     record_schema,
     split_by_flowfile,
 )
@@ -120,16 +121,7 @@ class UpdateRecord(MicroBatchProcessor):
             self._compiled.get(name)
 
     def prepare(self, context, flowfile):
-        values = []
-        for name, value in self._updates.items():
-            text = value.evaluate(flowfile).value
-            if not self._literal:
-                try:
-                    self._compiled.get(text or "")
-                except ValueError as error:
-                    raise ValueError(f"the value of {name!r} is not a RecordPath: {error}") from None
-            values.append(text)
-        return tuple(values)
+        return evaluate_all(flowfile, self._updates, None if self._literal else self._compiled, "value")
 
     def group_of(self, key):
         # Literal values may differ between the FlowFiles of one job (see _value_sql).
