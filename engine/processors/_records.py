@@ -22,6 +22,7 @@ naming an unknown column) the FlowFiles of its group go to failure.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
@@ -280,7 +281,7 @@ def write_records(session: ProcessSession, flowfile: FlowFile, writer_factory: R
     by the Record Writer, and give it the writer's attributes (mime.type, record.count, ...).
     ``attributes`` are those the writer's schema access evaluates (the input FlowFile's)."""
     if isinstance(schema, pa.Schema):
-        schema = RecordSchema.from_arrow(schema)
+        schema = _record_schema(schema)
     write_schema = writer_factory.get_schema(attributes, schema)
     written: list[WriteResult] = []
 
@@ -358,6 +359,12 @@ def evaluate_all(flowfile: FlowFile, properties: Mapping[str, Any], compiled: Co
 def record_schema(table: pa.Table) -> pa.Schema:
     """The schema of a micro-batch's records, without Flowsite's columns (what RecordPaths see)."""
     return pa.schema([field for field in table.schema if not reserved(field.name)])
+
+
+@functools.lru_cache(maxsize=64)
+def _record_schema(schema: pa.Schema) -> RecordSchema:
+    """The record schema of Arrow records (the answers of one job all share theirs)."""
+    return RecordSchema.from_arrow(schema)
 
 
 def error_text(error: BaseException) -> str:
