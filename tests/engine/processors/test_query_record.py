@@ -278,3 +278,20 @@ def test_times_and_unsigned_integers_reach_spark(tmp_path, spark_runtime):
         assert runner.output("failure") == []
         (late,) = runner.output("late")
         assert PARQUET.decode(runner.content(late)) == [{"at": datetime.time(4, 5, 6), "n": 2}]
+
+
+def test_nested_fields_arrays_and_generators_per_flowfile(tmp_path, spark_runtime, json_services):
+    queries = {"cities": "SELECT name, home.city AS city, tags[0] AS first_tag FROM FLOWFILE",
+               "tags": "SELECT name, explode(tags) AS tag FROM FLOWFILE",
+               "distinct": "SELECT DISTINCT * FROM FLOWFILE"}
+    first = [{"name": "ann", "home": {"city": "oslo"}, "tags": ["a", "b"]}] * 2
+    second = [{"name": "bob", "home": {"city": "rome"}, "tags": ["c"]}]
+    with runner_for(tmp_path, json_services, **queries) as runner:
+        runner.enqueue(lines(first))
+        runner.enqueue(lines(second))
+        runner.run()
+        assert answers(runner, "cities") == [[{"name": "ann", "city": "oslo", "first_tag": "a"}] * 2,
+                                             [{"name": "bob", "city": "rome", "first_tag": "c"}]]
+        assert answers(runner, "tags") == [[{"name": "ann", "tag": tag} for tag in "abab"],
+                                           [{"name": "bob", "tag": "c"}]]
+        assert answers(runner, "distinct") == [first[:1], second]
