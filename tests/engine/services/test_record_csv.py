@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import io
 import json
+import time
 
 import pyarrow as pa
 import pytest
@@ -220,6 +221,27 @@ def test_batches_are_bounded(services):
     with reader.create_reader(io.BytesIO(data), {}) as records:
         sizes = [batch.num_rows for batch in records.batches()]
     assert max(sizes) <= BATCH_RECORDS and sum(sizes) == 3 * BATCH_RECORDS + 5
+
+
+def test_a_reader_closed_early_reads_the_stream_no_more(services):
+    class Watched(io.BytesIO):
+        """Counts the reads made once the reader is closed (pyarrow reads ahead on a thread)."""
+        late = 0
+        closed_reader = False
+
+        def read(self, size=-1):
+            if self.closed_reader:
+                Watched.late += 1
+            return super().read(size)
+
+    reader = services.enable("reader", CSVReader, {})
+    stream = Watched(b"n,text\n" + b"".join(b"%d,row %d\n" % (i, i) for i in range(500_000)))
+    records = reader.create_reader(stream, {})
+    assert next(records.batches()).num_rows == BATCH_RECORDS
+    records.close()
+    stream.closed_reader = True
+    time.sleep(0.3)
+    assert Watched.late == 0
 
 
 # -- malformed content ------------------------------------------------------------------------
