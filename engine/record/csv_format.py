@@ -350,7 +350,9 @@ class CsvWriter(RecordSetWriter):
     def finish(self) -> WriteResult:
         if not self._header_written:
             self._write_header()
-        self._stream.flush()
+        flush = getattr(self._stream, "flush", None)  # a session's content writer has only write
+        if flush is not None:
+            flush()
         attributes = {"mime.type": "text/csv", "record.count": str(self._count), **self._attributes}
         return WriteResult(self._count, attributes)
 

@@ -246,7 +246,8 @@ class JsonReader(RecordReader):
 
     def _first_line_is_object(self) -> bool:
         self._stream.seek(self._start)
-        line = self._stream.readline(_BLOCK_SIZE).strip()
+        head = self._stream.read(_BLOCK_SIZE)  # one read: the content stream may be unbuffered
+        line = head.split(b"\n", 1)[0].strip()
         if not line.startswith(b"{"):
             return False
         try:
@@ -447,6 +448,13 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
+def _flush(stream: BinaryIO) -> None:
+    """Flush a stream that can be flushed (a session's content writer has only ``write``)."""
+    flush = getattr(stream, "flush", None)
+    if flush is not None:
+        flush()
+
+
 class JsonWriter(RecordSetWriter):
     """Writes records as a JSON array or one object per line (NiFi's Output Grouping)."""
 
@@ -500,6 +508,6 @@ class JsonWriter(RecordSetWriter):
             self._out.write(b"[]" if self._count == 0 else (b"\n]" if self._option else b"]"))
         if self._compressor is not None:
             self._compressor.close()  # writes the compressed stream's end; the stream stays open
-        self._stream.flush()
+        _flush(self._stream)
         attributes = {"mime.type": self._mime_type, "record.count": str(self._count), **self._attributes}
         return WriteResult(self._count, attributes)

@@ -16,7 +16,7 @@ from engine.record.api import BATCH_RECORDS, MalformedRecordError
 from engine.record.schema import RecordSchema
 from engine.services.apis import RecordReaderFactory, RecordSetWriterFactory
 from engine.services.record_csv import CSVReader, CSVRecordSetWriter, unescape
-from tests.engine.services.streaming import copy_peak_growth
+from tests.engine.services.streaming import copy_peak_growth, copy_through_repository
 
 PEOPLE = b"id,name,score,active,joined\n1,Alice,2.5,true,2024-01-02\n2,\"Smith, Bob\",3,false,\n3,Carol,,TRUE,2023-12-31\n"
 PERSON_SCHEMA = json.dumps({"type": "record", "name": "person", "fields": [
@@ -361,6 +361,15 @@ def test_csv_json_csv_round_trip(services):
         assert records.schema == RecordSchema.from_avro(result.attributes["avro.schema"])
         back, _ = write(csv_writer, records.schema, *records.batches())
     assert back == PEOPLE.replace(b",3,false", b",3.0,false").replace(b"TRUE", b"true")
+
+
+def test_content_repository_streams(services, tmp_path):
+    # a session's content reader is unbuffered and its writer has only write() and close()
+    reader = services.enable("reader", CSVReader, {"Date Format": "yyyy-MM-dd"})
+    writer = services.enable("writer", CSVRecordSetWriter, {"Date Format": "yyyy-MM-dd"})
+    data, result = copy_through_repository(tmp_path / "content", reader, writer, PEOPLE)
+    assert data == PEOPLE.replace(b",3,false", b",3.0,false").replace(b"TRUE", b"true")
+    assert result.attributes["record.count"] == "3"
 
 
 @pytest.mark.slow
