@@ -28,7 +28,7 @@ import pyarrow.csv as pacsv
 
 from engine.record.api import BATCH_RECORDS, MalformedRecordError, RecordReader, RecordSetWriter, WriteResult
 from engine.record.schema import RecordSchema
-from engine.record.streams import StreamCursor, StreamCursors
+from engine.record.cursors import StreamCursor, StreamCursors
 from engine.record.values import ConversionError, TemporalFormats, conform_batch, format_column, infer_text_type
 
 __all__ = ["BLOCK_SIZE", "CsvDialect", "CsvReader", "CsvWriter", "DIALECTS", "INFERENCE_RECORDS"]

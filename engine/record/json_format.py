@@ -30,7 +30,7 @@ import pyarrow.json as pajson
 
 from engine.record.api import BATCH_RECORDS, MalformedRecordError, RecordReader, RecordSetWriter, WriteResult
 from engine.record.schema import RecordSchema
-from engine.record.streams import StreamCursor, StreamCursors
+from engine.record.cursors import StreamCursor, StreamCursors
 from engine.record.values import ConversionError, TemporalFormats, conform_batch, describe, format_column, \
     infer_text_type, merge_types, unsliced
 
