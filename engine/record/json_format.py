@@ -277,7 +277,7 @@ class JsonReader(RecordReader):
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         detail = lines[0] if lines else type(error).__name__
         context = f" near {lines[1]!r}" if len(lines) > 2 else ""
-        offset = f" (byte offset {self._cursor.tell() - self._start} read)" if self._cursor is not None else ""
+        offset = f" ({self._cursor.tell() - self._start} bytes read)" if self._cursor is not None else ""
         return MalformedRecordError(f"JSON is malformed after record {self._records}{offset}: {detail}{context}")
 
     def batches(self) -> Iterator[pa.RecordBatch]:

@@ -199,7 +199,7 @@ def test_lenient_parsing_allows_comments(services):
 
 def test_a_truncated_array(services):
     reader = services.enable("reader", JsonTreeReader, {})
-    with pytest.raises(MalformedRecordError, match=r"^JSON is malformed after record 2 \(byte offset 28 read\): "
+    with pytest.raises(MalformedRecordError, match=r"^JSON is malformed after record 2 \(28 bytes read\): "
                                                    r"parse error: premature EOF"):
         read(reader, b'[{"a": 1}, {"a": 2}, {"a": 3')
 
