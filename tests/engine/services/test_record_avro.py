@@ -431,3 +431,19 @@ def test_inherit_needs_the_records_schema(services):
     writer = services.enable("writer", AvroRecordSetWriter, {})
     with pytest.raises(MalformedRecordError, match="Inherit Record Schema"):
         writer.get_schema({}, None)
+
+
+def test_decimals_beyond_38_digits(services):
+    big = {"type": "record", "name": "r", "fields": [
+        {"name": "d", "type": {"type": "bytes", "logicalType": "decimal", "precision": 40, "scale": 2}}]}
+    value = decimal.Decimal("12345678901234567890123456789012345678.91")
+    reader = services.enable("reader", AvroReader, {})
+    schema, table = read(reader, avro_file([{"d": value}], schema=big))
+    assert schema.arrow.field("d").type == pa.decimal256(40, 2)
+    assert table.column("d").to_pylist() == [value]
+    content, _ = write(services.enable("writer", AvroRecordSetWriter, {}), table, schema)
+    assert list(fastavro.reader(io.BytesIO(content))) == [{"d": value}]
+    too_big = json.loads(json.dumps(big))
+    too_big["fields"][0]["type"]["precision"] = 80
+    with pytest.raises(MalformedRecordError, match="the schema in the Avro header is not usable: decimal"):
+        read(reader, avro_file([], schema=too_big))
