@@ -332,3 +332,29 @@ def test_200_mb_converts_both_ways_in_bounded_memory(tmp_path):
     # The whole content is never held: each side holds a block or row group and a batch.
     for direction, result in (("Avro to Parquet", to_parquet), ("Parquet to Avro", back)):
         assert result["growth"] < size / 2, (direction, result, size)
+
+
+class _WriteOnly:
+    """An output stream with nothing but ``write``, like a session's content writer."""
+
+    def __init__(self) -> None:
+        self.data = bytearray()
+
+    def write(self, data) -> int:
+        self.data += data
+        return len(data)
+
+
+@pytest.mark.parametrize("service, properties", [(ParquetRecordSetWriter, {}), (AvroRecordSetWriter, {}),
+                                                 (AvroRecordSetWriter, {"Schema Write Strategy": "no-schema"})])
+def test_writers_need_only_write_on_the_stream(services, service, properties):
+    table = pa.table({"n": pa.array(range(20_000), pa.int64())})
+    writer = services.enable("writer", service, properties)
+    out = _WriteOnly()
+    output = writer.create_writer(out, writer.get_schema({}, RecordSchema.from_arrow(table.schema)), {})
+    output.write_batch(table)
+    assert output.finish().record_count == 20_000
+    reader = (services.enable("parquet", ParquetReader, {}) if service is ParquetRecordSetWriter else
+              services.enable("avro", AvroReader, {"Schema Access Strategy": "schema-text-property"}))
+    attributes = {"avro.schema": RecordSchema.from_arrow(table.schema).avro_text}
+    assert read(reader, bytes(out.data), attributes)[1].column("n").to_pylist() == list(range(20_000))
