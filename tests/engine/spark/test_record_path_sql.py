@@ -24,12 +24,17 @@ SELECT_PATHS = [
     "//zip", "//city", "//sku", "//id", "/workAddress/*", "/details/*", "/workAddress/..", "/workAddress/city/..",
     "/*[./state != 'NY']/zip", "/*[./state = /details/preferredState]/city", "/*/city[../state = 'NJ']",
     "fieldName(//city/..)", "//city[not(startsWith(fieldName(..), 'work'))]", "fieldName(/workAddress/*)",
+    "/workAddress//*", "/workAddress[*]", "/workAddress['city', 'zip']", "//city/..",
+    "/homeAddress/zip[. != /workAddress/zip]",
+    "/contacts[*]/*", "/contacts[*]/*[. != 'email']", "fieldName(/contacts[*]/*)", "//kind", "//value",
+    "/contacts[*][./kind = 'phone']/value", "/contacts[*]/value/..",
     # arrays
     "/tags[0]", "/tags[-1]", "/tags[5]", "/tags[-5]", "/tags[0, 2]", "/tags[0, 0]", "/tags[0..1]", "/tags[1..-1]",
     "/tags[-2..-1]", "/tags[2..1]", "/tags[0, 2..3]", "/tags[*]", "/numbers[*]", "/tags[*][. != 'b']",
     "/numbers[*][. > 3]", "/numbers[*][. > '3']", "/numbers[*][. <= 5]", "fieldName(/tags[*])",
     # maps
     "/attrs['color']", "/attrs['missing']", "/attrs['color', 'size']", "/attrs[*]", "/attrs/color",
+    "/attrs[*][. = 'red']", "count(/attrs[*])",
     # records in arrays
     "/orders[*]/id", "/orders[0]/items[*]/sku", "/orders[*]/items[*]/sku", "/orders[*][./total > 50]/id",
     "/orders[*]/items[*][./qty >= 2]/sku", "/orders[*]/items[*]/sku[../qty = 1]", "/orders[*]/total[. > 20]",
@@ -247,6 +252,7 @@ UPDATES = [
     ("//city", RP("toUpperCase(.)")),
     ("//sku", ("'S'", "S")),
     ("/workAddress/*", ("'w'", "w")),
+    ("/contacts[*]/*", RP("concat(fieldName(.), ':', .)")),
     ("/name", RP("/homeAddress/city")),
     ("/details/position", RP("substringBefore(../position, ' ')")),
     ("/workAddress/city/../zip", ("'z'", "z")),
