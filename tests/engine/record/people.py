@@ -44,13 +44,14 @@ JANE = {
     "homeAddress": {"number": "9", "street": "Elm St", "city": "Albany", "state": "NY", "zip": "12207"},
     "details": {"position": "", "preferredState": "NJ", "employer": "Acme", "vehicle": "bike", "phrase": "hi"},
     "tags": [], "numbers": [3], "orders": [{"id": "o3", "total": None, "items": [{"sku": "z", "qty": 5}]}],
-    "attrs": [("color", "blue")], "contacts": [], "born": None, "day": None, "payload": None, "eventDate": "2000-01-02T03:04:05Z",
-    "millis": None,
+    "attrs": [("color", "blue")], "contacts": [], "born": None, "day": None, "payload": None,
+    "eventDate": "2000-01-02T03:04:05Z", "millis": None,
 }
 NOBODY = {
     "name": None, "age": None, "score": 1e20, "active": None,
     "workAddress": {"number": None, "street": None, "city": None, "state": None, "zip": None},
-    "homeAddress": None, "details": None, "tags": None, "numbers": None, "orders": None, "attrs": None, "contacts": None,
+    "homeAddress": None, "details": None, "tags": None, "numbers": None, "orders": None, "attrs": None,
+    "contacts": None,
     "born": dt.datetime(2017, 10, 20, tzinfo=UTC), "day": dt.date(1970, 1, 1), "payload": b"",
     "eventDate": "not a date", "millis": 0,
 }
