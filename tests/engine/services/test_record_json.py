@@ -321,7 +321,7 @@ def test_a_200_mb_content_is_copied_in_bounded_memory(tmp_path, shape):
             n += 10_000
         out.write(end)
     warmup.write_bytes(start + separator.join(json.dumps({"id": i, "text": filler, "inner": {"flag": True}}).encode()
-                                              for i in range(100)) + end)
+                                              for i in range(BATCH_RECORDS + 1)) + end)
     outcome = copy_peak_growth("JsonTreeReader", {}, "JsonRecordSetWriter", {}, source, warmup, tmp_path / "copy.json")
     assert outcome["records"] == n and outcome["largest_batch"] <= BATCH_RECORDS
     assert outcome["growth"] < 100_000_000, outcome
