@@ -48,6 +48,8 @@ ENVIRONMENT_VARIABLES = {
     "FLOWSITE_CLUSTER_CRL_FILE": "the cluster CA's revocation list (crl.pem), read again whenever it changes",
     "CELERY_BROKER_URL": "overrides the Celery broker (default: REDIS_URL, database 1)",
     "SPARK_MASTER": "Spark master for the Spark-backed processors (default local[*])",
+    "FLOWSITE_ANALYTICS_DIR": "the analytics directory shared by the nodes, the jobs process and Spark, at the same "
+                              "path everywhere: nodes export provenance there as Parquet (default .local/analytics)",
     "SECURE_SSL_REDIRECT": "redirect plain HTTP to HTTPS in production (default true)",
     "SECURE_PROXY_SSL_HEADER": "set to true behind a TLS-terminating proxy that sends X-Forwarded-Proto",
     "FLOWSITE_MAX_REQUEST_BYTES": "largest request body accepted, in bytes (default 16 MiB)",
@@ -171,6 +173,7 @@ INSTALLED_APPS = [
     "flowsite.api",
     "flowsite.portal",
     "flowsite.cluster",
+    "flowsite.provenance",
     "workers",
 ]
 
@@ -263,6 +266,20 @@ CELERY_ACCEPT_CONTENT = ["json"]
 
 SPARK_MASTER = _env("SPARK_MASTER", "local[*]")
 
+# Provenance analytics (docs/analytics.md): nodes export provenance as Parquet under
+# <FLOWSITE_ANALYTICS_DIR>/provenance/<node>/, where the jobs process (and a Spark cluster's
+# workers) read it: a directory every one of them sees at the same path (compose: a shared volume).
+FLOWSITE_ANALYTICS_DIR = Path(_env("FLOWSITE_ANALYTICS_DIR", str(BASE_DIR / ".local" / "analytics")))
+#: How long an analytics request and its result are kept, in seconds.
+FLOWSITE_ANALYTICS_RESULT_SECONDS = 3600
+#: The most rows a result keeps (the rest are counted as cut off).
+FLOWSITE_ANALYTICS_MAX_ROWS = 1000
+#: How long the nodes may take to export, and the Spark query to run, in seconds.
+FLOWSITE_ANALYTICS_EXPORT_TIMEOUT = 300.0
+FLOWSITE_ANALYTICS_QUERY_TIMEOUT = 600.0
+#: More spark.* settings of the jobs process's Spark session (its master is SPARK_MASTER).
+FLOWSITE_ANALYTICS_SPARK_CONF: dict[str, str] = {"spark.ui.showConsoleProgress": "false"}
+
 AUTHENTICATION_BACKENDS = [
     "flowsite.lockout.LockoutBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -326,7 +343,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "flowsite.api.schema.AutoSchema",
     "EXCEPTION_HANDLER": "flowsite.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
-    "DEFAULT_THROTTLE_RATES": {"tokens": _env("FLOWSITE_TOKEN_CREATE_RATE", "20/hour")},
+    "DEFAULT_THROTTLE_RATES": {"tokens": _env("FLOWSITE_TOKEN_CREATE_RATE", "20/hour"), "analytics": "120/hour"},
 }
 
 SPECTACULAR_SETTINGS = {

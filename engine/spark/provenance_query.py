@@ -1,0 +1,258 @@
+"""Provenance analytics on Spark: SQL over the exported Parquet files, as the view ``provenance``.
+
+``run_query`` reads the files the nodes exported (``engine.provenance.export``), keeps only the
+events of the components the requester may see (``components``; None for all), offers them as
+the temporary view ``provenance`` of a session of its own (so concurrent queries do not see each
+other's view; times in UTC; SQL on files such as ``parquet.`/path``` is switched off) and runs the
+SQL, keeping at most ``max_rows`` rows. A query that outlives ``timeout`` or whose requester
+gives up (``cancelled()``) is interrupted. The SQL itself is checked beforehand
+(``provenance_sql.check_read_only``): this module trusts what it is given.
+
+pyspark is imported only inside the functions here. The Spark session comes from ``jobs_runtime``.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import math
+import threading
+import time
+import uuid
+from dataclasses import dataclass
+from datetime import date, datetime, time as time_of_day, timedelta
+from decimal import Decimal
+from typing import Any, Callable, Collection, Mapping, Sequence
+
+import pyarrow as pa
+
+from engine.provenance.export import SCHEMA
+from engine.spark.provenance_sql import VIEW
+
+__all__ = ["AnalyticsQueryError", "AnalyticsUnavailableError", "QueryInterrupted", "QueryResult", "jobs_runtime",
+           "run_query"]
+
+log = logging.getLogger(__name__)
+
+_MESSAGE = 2000
+
+
+class AnalyticsQueryError(Exception):
+    """Spark refused or failed the query itself (syntax, unknown column, bad data); the message is Spark's."""
+
+
+class AnalyticsUnavailableError(Exception):
+    """Spark could not run the query (it did not start, or died)."""
+
+
+class QueryInterrupted(Exception):
+    """The query was interrupted: it ran past its time limit, or its requester gave it up."""
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """The first rows of a query's answer: ``columns`` as ``{"name", "type"}`` (Spark's type names),
+    ``rows`` as lists of JSON-ready values, ``truncated`` when there were more than ``max_rows``."""
+
+    columns: list[dict[str, str]]
+    rows: list[list[Any]]
+    truncated: bool
+    max_rows: int
+    seconds: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"columns": self.columns, "rows": self.rows, "row_count": len(self.rows), "truncated": self.truncated,
+                "max_rows": self.max_rows, "seconds": round(self.seconds, 3)}
+
+
+def run_query(runtime: Any, files: Sequence[str], sql: str, *, components: Collection[str] | None, max_rows: int,
+              timeout: float, cancelled: Callable[[], bool] = lambda: False) -> QueryResult:
+    """Run ``sql`` over ``files`` as the view ``provenance`` (see the module docstring) on
+    ``runtime`` (``jobs_runtime()``); raises AnalyticsQueryError, AnalyticsUnavailableError or
+    QueryInterrupted."""
+    started = time.monotonic()
+
+    def job(session: Any) -> QueryResult:
+        from pyspark.sql import functions
+
+        spark = session.newSession()
+        spark.conf.set("spark.sql.session.timeZone", "UTC")
+        spark.conf.set("spark.sql.runSQLOnFiles", "false")
+        schema = _spark_schema()
+        events = spark.read.schema(schema).parquet(*files) if files else spark.createDataFrame([], schema)
+        if components is not None:
+            allowed = spark.createDataFrame([(c,) for c in sorted(components)], "allowed_component_id string")
+            events = events.join(functions.broadcast(allowed), events.component_id == allowed.allowed_component_id,
+                                 "left_semi")
+        events.createOrReplaceTempView(VIEW)
+        with _Watch(spark, timeout, cancelled) as watch:
+            try:
+                frame = spark.sql(sql)
+                table = frame.limit(max_rows + 1).toArrow()
+            except Exception:
+                watch.raise_if_interrupted()
+                raise
+        columns = [{"name": field.name, "type": field.dataType.simpleString()} for field in frame.schema.fields]
+        rows = _rows(table)
+        return QueryResult(columns, rows[:max_rows], len(rows) > max_rows, max_rows, time.monotonic() - started)
+
+    return runtime.run(job)
+
+
+class _Watch:
+    """Interrupts the session's operations tagged by it once ``timeout`` passes or ``cancelled()``."""
+
+    def __init__(self, spark: Any, timeout: float, cancelled: Callable[[], bool]) -> None:
+        self.spark = spark
+        self.tag = f"flowsite-analytics-{uuid.uuid4().hex}"
+        self.deadline = time.monotonic() + timeout
+        self.timeout = timeout
+        self.cancelled = cancelled
+        self.reason = ""
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="analytics-watch", daemon=True)
+
+    def __enter__(self) -> _Watch:
+        self.spark.addTag(self.tag)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._done.set()
+        self._thread.join()
+        self.spark.removeTag(self.tag)
+
+    def _run(self) -> None:
+        while not self._done.wait(0.5):
+            if time.monotonic() > self.deadline:
+                self.reason = f"the query ran longer than its limit of {self.timeout:g} s"
+            elif self.cancelled():
+                self.reason = "the request was given up"
+            else:
+                continue
+            try:
+                self.spark.interruptTag(self.tag)
+            except Exception:  # noqa: BLE001 - the query may be over already
+                log.debug("interrupting analytics query %s failed", self.tag, exc_info=True)
+            return
+
+    def raise_if_interrupted(self) -> None:
+        if self.reason:
+            raise QueryInterrupted(self.reason)
+
+
+def _spark_schema() -> Any:
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return from_arrow_schema(SCHEMA)
+
+
+def _rows(table: pa.Table) -> list[list[Any]]:
+    columns = [[_json(value, column.type) for value in column.to_pylist()] for column in table.columns]
+    return [list(row) for row in zip(*columns)] if columns else [[] for _ in range(table.num_rows)]
+
+
+def _json(value: Any, kind: pa.DataType) -> Any:
+    """``value`` (of Arrow type ``kind``, as ``to_pylist`` gives it) as JSON: times in ISO 8601,
+    decimals as numbers, bytes in base64, maps as objects, NaN and infinities as text."""
+    if value is None:
+        return None
+    if pa.types.is_map(kind):
+        return {str(_json(key, kind.key_type)): _json(item, kind.item_type) for key, item in value}
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return [_json(item, kind.value_type) for item in value]
+    if pa.types.is_struct(kind):
+        return {field.name: _json(value.get(field.name), field.type) for field in kind}
+    if isinstance(value, datetime):
+        return value.isoformat().replace("+00:00", "Z")
+    if isinstance(value, (date, time_of_day)):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, Decimal):
+        return float(value) if value.is_finite() else str(value)
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    return value
+
+
+# -- the Spark session of the jobs process ------------------------------------------------------
+
+class _LocalRuntime:
+    """A stand-in for ``engine.spark.runtime.SparkRuntime`` (not on this branch yet): one lazily
+    made SparkSession, reused; ``run(job)`` maps Spark's failures to this module's errors and
+    drops a session whose JVM died so that the next job starts a new one."""
+
+    def __init__(self, master: str, conf: Mapping[str, str]) -> None:
+        self.master = master
+        self.conf = dict(conf)
+        self._lock = threading.Lock()
+        self._session: Any = None
+
+    def session(self) -> Any:
+        with self._lock:
+            if self._session is None:
+                from pyspark.sql import SparkSession
+
+                builder = SparkSession.builder.master(self.master).appName("flowsite-analytics")
+                for key, value in {"spark.ui.enabled": "false", "spark.sql.session.timeZone": "UTC",
+                                   **self.conf}.items():
+                    builder = builder.config(key, value)
+                try:
+                    self._session = builder.getOrCreate()
+                except Exception as error:
+                    raise AnalyticsUnavailableError(f"Spark ({self.master}) did not start: {_message(error)}") \
+                        from error
+            return self._session
+
+    def run(self, job: Callable[[Any], Any]) -> Any:
+        from py4j.protocol import Py4JError, Py4JJavaError, Py4JNetworkError
+        from pyspark.errors import PySparkException
+
+        session = self.session()
+        try:
+            return job(session)
+        except (QueryInterrupted, AnalyticsQueryError, AnalyticsUnavailableError):
+            raise
+        except (Py4JNetworkError, ConnectionError, EOFError) as error:
+            self._discard(session)
+            raise AnalyticsUnavailableError(f"Spark ({self.master}) stopped answering: {_message(error)}") from error
+        except (PySparkException, Py4JJavaError) as error:
+            raise AnalyticsQueryError(_message(error)) from error
+        except Py4JError as error:
+            self._discard(session)
+            raise AnalyticsUnavailableError(f"Spark ({self.master}) failed: {_message(error)}") from error
+
+    def _discard(self, session: Any) -> None:
+        with self._lock:
+            if self._session is session:
+                self._session = None
+        try:
+            session.stop()
+        except Exception:  # noqa: BLE001 - the JVM may be gone
+            log.debug("stopping a failed Spark session failed", exc_info=True)
+
+
+_runtimes: dict[tuple[str, tuple[tuple[str, str], ...]], _LocalRuntime] = {}
+_runtimes_lock = threading.Lock()
+
+
+def jobs_runtime(master: str, conf: Mapping[str, str] | None = None) -> Any:
+    """The Spark runtime analytics queries run on in this process, for ``master`` (``local[*]``,
+    ``spark://…``) and extra ``spark.*`` settings; made once, reused."""
+    key = (master, tuple(sorted((conf or {}).items())))
+    with _runtimes_lock:
+        runtime = _runtimes.get(key)
+        if runtime is None:
+            runtime = _runtimes[key] = _LocalRuntime(master, conf or {})
+        return runtime
+
+
+def _message(error: BaseException) -> str:
+    """The first part of a Spark error's message, without the JVM's stack trace."""
+    text = str(error) or type(error).__name__
+    for marker in ("\n\tat ", "JVM stacktrace:", "\nJVM stacktrace"):
+        text = text.split(marker, 1)[0]
+    return text.strip()[:_MESSAGE]
