@@ -4,7 +4,8 @@
 events of the components the requester may see (``components``; None for all), offers them as
 the temporary view ``provenance`` of a session of its own (so concurrent queries do not see each
 other's view; times in UTC; SQL on files such as ``parquet.`/path``` is switched off) and runs the
-SQL, keeping at most ``max_rows`` rows. A query that outlives ``timeout`` or whose requester
+SQL, keeping at most ``max_rows`` rows. Adaptive query execution is off in that session (its
+stages run on threads that escape interruption); the shuffle is sized from the files instead. A query that outlives ``timeout`` or whose requester
 gives up (``cancelled()``) is interrupted. The SQL itself is checked beforehand
 (``provenance_sql.check_read_only``): this module trusts what it is given.
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 import base64
 import logging
 import math
+import os
 import threading
 import time
 import uuid
@@ -35,6 +37,8 @@ __all__ = ["AnalyticsQueryError", "AnalyticsUnavailableError", "QueryInterrupted
 log = logging.getLogger(__name__)
 
 _MESSAGE = 2000
+#: Parquet bytes per shuffle partition (compressed provenance: some hundred thousand events).
+_BYTES_PER_PARTITION = 32 << 20
 
 
 class AnalyticsQueryError(Exception):
@@ -78,6 +82,10 @@ def run_query(runtime: Any, files: Sequence[str], sql: str, *, components: Colle
         spark = session.newSession()
         spark.conf.set("spark.sql.session.timeZone", "UTC")
         spark.conf.set("spark.sql.runSQLOnFiles", "false")
+        # Adaptive execution runs stages on threads of its own, which do not carry the job tags
+        # that let a query be interrupted; the shuffle is sized from the data instead.
+        spark.conf.set("spark.sql.adaptive.enabled", "false")
+        spark.conf.set("spark.sql.shuffle.partitions", str(_shuffle_partitions(files)))
         schema = _spark_schema()
         events = spark.read.schema(schema).parquet(*files) if files else spark.createDataFrame([], schema)
         if components is not None:
@@ -100,45 +108,68 @@ def run_query(runtime: Any, files: Sequence[str], sql: str, *, components: Colle
 
 
 class _Watch:
-    """Interrupts the session's operations tagged by it once ``timeout`` passes or ``cancelled()``."""
+    """Interrupts the Spark jobs this thread starts once ``timeout`` passes or ``cancelled()``.
+
+    Jobs are tagged through the SparkContext (a classic session: its jobs carry the thread's
+    tags); a Spark Connect session, which has no SparkContext, tags its operations instead."""
 
     def __init__(self, spark: Any, timeout: float, cancelled: Callable[[], bool]) -> None:
-        self.spark = spark
         self.tag = f"flowsite-analytics-{uuid.uuid4().hex}"
         self.deadline = time.monotonic() + timeout
         self.timeout = timeout
         self.cancelled = cancelled
         self.reason = ""
+        try:
+            context = spark.sparkContext
+        except Exception:  # noqa: BLE001 - Spark Connect has none
+            context = None
+        if context is not None:
+            self._tag, self._untag = context.addJobTag, context.removeJobTag
+            self._interrupt = context.cancelJobsWithTag
+        else:
+            self._tag, self._untag, self._interrupt = spark.addTag, spark.removeTag, spark.interruptTag
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="analytics-watch", daemon=True)
 
     def __enter__(self) -> _Watch:
-        self.spark.addTag(self.tag)
+        self._tag(self.tag)
         self._thread.start()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self._done.set()
         self._thread.join()
-        self.spark.removeTag(self.tag)
+        self._untag(self.tag)
 
     def _run(self) -> None:
         while not self._done.wait(0.5):
-            if time.monotonic() > self.deadline:
-                self.reason = f"the query ran longer than its limit of {self.timeout:g} s"
-            elif self.cancelled():
-                self.reason = "the request was given up"
-            else:
-                continue
+            if not self.reason:
+                if time.monotonic() > self.deadline:
+                    self.reason = f"the query ran longer than its limit of {self.timeout:g} s"
+                elif self.cancelled():
+                    self.reason = "the request was given up"
+                else:
+                    continue
+            # Again and again until the query ends: a job that starts after a cancel is not cancelled.
             try:
-                self.spark.interruptTag(self.tag)
+                self._interrupt(self.tag)
             except Exception:  # noqa: BLE001 - the query may be over already
                 log.debug("interrupting analytics query %s failed", self.tag, exc_info=True)
-            return
 
     def raise_if_interrupted(self) -> None:
         if self.reason:
             raise QueryInterrupted(self.reason)
+
+
+def _shuffle_partitions(files: Sequence[str]) -> int:
+    """One shuffle partition per ``_BYTES_PER_PARTITION`` of Parquet, from 1 to 200."""
+    total = 0
+    for name in files:
+        try:
+            total += os.stat(name).st_size
+        except OSError:
+            continue
+    return max(1, min(200, math.ceil(total / _BYTES_PER_PARTITION)))
 
 
 def _spark_schema() -> Any:

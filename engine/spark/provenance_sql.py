@@ -190,6 +190,6 @@ LIMIT {{limit}}""",
 FROM provenance
 WHERE {_RECENT} AND event_type IN ('DROP', 'EXPIRE')
 GROUP BY component_id, component_type, event_type, coalesce(details, '')
-ORDER BY flowfiles DESC, component_id""",
+ORDER BY flowfiles DESC, component_id, event_type, reason""",
         (_HOURS,)),
 )}
