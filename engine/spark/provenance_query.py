@@ -257,13 +257,23 @@ class _LocalRuntime:
             raise AnalyticsUnavailableError(f"Spark ({self.master}) failed: {_message(error)}") from error
 
     def _discard(self, session: Any) -> None:
+        """Forget a session whose JVM died, and pyspark's handles on that JVM, so that the next
+        ``session()`` launches a new one."""
+        from pyspark import SparkContext
+        from pyspark.sql import SparkSession
+
         with self._lock:
             if self._session is session:
                 self._session = None
-        try:
-            session.stop()
-        except Exception:  # noqa: BLE001 - the JVM may be gone
-            log.debug("stopping a failed Spark session failed", exc_info=True)
+            try:
+                session.stop()
+            except Exception:  # noqa: BLE001 - the JVM is gone
+                log.debug("stopping a failed Spark session failed", exc_info=True)
+            SparkContext._active_spark_context = None
+            SparkContext._gateway = None
+            SparkContext._jvm = None
+            SparkSession._instantiatedSession = None
+            SparkSession._activeSession = None
 
 
 _runtimes: dict[tuple[str, tuple[tuple[str, str], ...]], _LocalRuntime] = {}

@@ -19,7 +19,9 @@ The web tier never reads the analytics directory: only this job (in the jobs pro
 from __future__ import annotations
 
 import logging
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -89,56 +91,68 @@ def _finish(record: dict[str, Any], started: float, state: str, **changes: Any) 
 
 
 def _export(record: dict[str, Any]) -> list[str]:
-    """Have every connected node export; the Parquet files of those that did (see step 1)."""
-    client = cluster_redis.client()
-    nodes = sorted(ClusterView(client, cluster_redis.keys()).connected())
-    bus = cluster_redis.bus()
-    args = {"token": record["id"]}
-    pending = {node: "no answer yet" for node in nodes}
-    percents = {node: 0 for node in nodes}
-    reports: dict[str, dict[str, Any]] = {}
-    missing: list[dict[str, str]] = []
-    deadline = time.monotonic() + settings.FLOWSITE_ANALYTICS_EXPORT_TIMEOUT
+    """Have every connected node export; the Parquet files of those that did (see step 1). Each
+    node is asked on a thread of its own, so a node that does not answer delays no other."""
+    nodes = sorted(ClusterView(cluster_redis.client(), cluster_redis.keys()).connected())
     _step(record, nodes={"asked": nodes, "answered": [], "missing": []})
     if not nodes:
         record["warnings"].append("no node is connected to the cluster: there is no provenance to query")
-    while pending and time.monotonic() < deadline:
-        replies = bus.request(list(pending), "provenance.export", args,
-                              timeout=min(_ANSWER_TIMEOUT, max(0.1, deadline - time.monotonic())))
-        for node, reply in replies.items():
-            if reply.timed_out:
-                pending[node] = "it did not answer"
-                continue
-            answer = reply.result if reply.ok and isinstance(reply.result, dict) else {}
-            if not reply.ok or answer.get("state") == "failed":
-                missing.append({"node": node, "reason": "its export failed",
-                                "detail": reply.error or answer.get("error") or ""})
-                del pending[node]
-            elif answer.get("state") == "done":
-                reports[node] = answer.get("report") or {}
-                percents[node] = 100
-                del pending[node]
-            else:
-                percents[node] = int(answer.get("percent") or 0)
-                pending[node] = f"it had not finished exporting ({percents[node]} %)"
-        _step(record, percent=5 + int(60 * sum(percents.values()) / (100 * len(nodes))))
-        if pending:
-            time.sleep(_POLL)
-    limit = settings.FLOWSITE_ANALYTICS_EXPORT_TIMEOUT
-    missing += [{"node": node, "reason": f"{reason} within {limit:g} s", "detail": ""}
-                for node, reason in pending.items()]
+        return []
+    deadline = time.monotonic() + settings.FLOWSITE_ANALYTICS_EXPORT_TIMEOUT
+    percents = {node: 0 for node in nodes}
+    stop = threading.Event()
+    with ThreadPoolExecutor(max_workers=min(len(nodes), 32), thread_name_prefix="analytics-export") as pool:
+        futures = {node: pool.submit(_export_on, node, record["id"], deadline, percents, stop) for node in nodes}
+        try:
+            while not all(future.done() for future in futures.values()):
+                time.sleep(_POLL)
+                _step(record, percent=5 + int(60 * sum(percents.values()) / (100 * len(nodes))))
+        except BaseException:
+            stop.set()
+            raise
+        outcomes = {node: future.result() for node, future in futures.items()}
     files: list[str] = []
-    for node, report in sorted(reports.items()):
-        found, problem = _node_files(node, report)
-        if problem:
-            missing.append({"node": node, "reason": "its export cannot be read by the jobs process", "detail": problem})
+    missing: list[dict[str, str]] = []
+    for node, (report, problem) in outcomes.items():
+        found: list[str] = []
+        if report is not None:
+            found, unreadable = _node_files(node, report)
+            if unreadable:
+                problem = {"reason": "its export cannot be read by the jobs process", "detail": unreadable}
+        if problem is not None:
+            missing.append({"node": node, **problem})
             continue
         files += found
         _note_damage(record, node, report)
-    answered = sorted(node for node in reports if node not in {entry["node"] for entry in missing})
-    _step(record, nodes={"asked": nodes, "answered": answered, "missing": sorted(missing, key=lambda m: m["node"])},
-          partial=bool(missing))
+    missed = {entry["node"] for entry in missing}
+    _step(record, nodes={"asked": nodes, "answered": [node for node in nodes if node not in missed],
+                         "missing": missing}, partial=bool(missing))
     return files
+
+
+def _export_on(node: str, token: str, deadline: float, percents: dict[str, int], stop: threading.Event
+               ) -> tuple[dict[str, Any] | None, dict[str, str] | None]:
+    """Ask ``node`` to export until it is done, fails, ``deadline`` passes or ``stop`` is set:
+    (its report, None) or (None, why it is missing)."""
+    bus = cluster_redis.bus()
+    reason = "it did not answer"
+    while time.monotonic() < deadline and not stop.is_set():
+        reply = bus.request([node], "provenance.export", {"token": token},
+                            timeout=max(0.1, min(_ANSWER_TIMEOUT, deadline - time.monotonic())))[node]
+        answer = reply.result if reply.ok and isinstance(reply.result, dict) else {}
+        if reply.timed_out:
+            reason = "it did not answer"
+            continue
+        if not reply.ok or answer.get("state") == "failed":
+            return None, {"reason": "its export failed", "detail": reply.error or str(answer.get("error") or "")}
+        if answer.get("state") == "done":
+            percents[node] = 100
+            return answer.get("report") or {}, None
+        percents[node] = int(answer.get("percent") or 0)
+        reason = f"it had not finished exporting ({percents[node]} %)"
+        time.sleep(_POLL)
+    limit = settings.FLOWSITE_ANALYTICS_EXPORT_TIMEOUT
+    return None, {"reason": f"{reason} within {limit:g} s", "detail": ""}
 
 
 def _node_files(node: str, report: dict[str, Any]) -> tuple[list[str], str]:
