@@ -10,21 +10,19 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
-
 from engine.cluster.keys import ClusterKeys
 from engine.provenance import ProvenanceEvent, ProvenanceEventType as E
 from flowsite import celery_app
 from flowsite.cluster.status import forget_answers
-from flowsite.tenancy.models import OPERATE_PLATFORM
 from tests.cluster_nodes import InProcessNode
 from tests.engine.provenance.conftest import claim
 from tests.engine.spark.test_provenance_query import SPARK_CONF
-from tests.flowsite.cluster.conftest import Cluster, small_flow
+from tests.flowsite.cluster.conftest import Cluster, operator, small_flow
 from tests.flowsite.conftest import token_client
 
 ANALYTICS = "/api/v1/provenance-analytics"
+
+__all__ = ["ANALYTICS", "World", "events_of", "operator", "wait_done"]
 
 
 @pytest.fixture
@@ -47,13 +45,6 @@ def analytics_settings(settings, redis_server, tmp_path, eager_tasks):
     forget_answers()
     yield settings
     forget_answers()
-
-
-def operator(username: str | None = None):
-    """A platform operator, member of no tenant."""
-    user = get_user_model().objects.create_user(username or "operator", password="correct horse battery staple")
-    user.user_permissions.add(Permission.objects.get(content_type__app_label="tenancy", codename=OPERATE_PLATFORM))
-    return user
 
 
 @dataclass
