@@ -1,9 +1,12 @@
 """Provenance analytics on a real local Spark: the ready questions give known answers over events
 exported by two nodes; the scope keeps out every other component's events; results are capped;
-a wrong query, SQL on files, a query past its time limit and a query given up fail as such."""
+a wrong query, SQL on files, a query past its time limit and a query given up fail as such; a
+Spark whose JVM dies fails the query as unavailable, and the next query starts a new one."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -16,6 +19,7 @@ from engine.spark.provenance_query import AnalyticsQueryError, QueryInterrupted,
 from engine.spark.provenance_sql import QUESTIONS
 from tests.engine.provenance.conftest import claim
 
+REPO_ROOT = Path(__file__).resolve().parents[3]
 #: The local Spark of these tests (one per test session: jobs_runtime reuses it).
 SPARK_CONF = {"spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false",
               "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "1g"}
@@ -183,3 +187,31 @@ def test_a_query_given_up_is_interrupted(runtime, files):
     assert "given up" in str(stopped.value)
     assert run_query(runtime, files, "SELECT count(*) FROM provenance", components=None, max_rows=10,
                      timeout=300).rows == [[13]], "the session still serves queries"
+
+
+DIES = """
+import sys
+from engine.spark.provenance_query import AnalyticsUnavailableError, jobs_runtime, run_query
+runtime = jobs_runtime("local[1]", {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"})
+def ask(sql):
+    return run_query(runtime, [], sql, components=None, max_rows=5, timeout=120).rows
+print("before", ask("SELECT 1 AS one"), flush=True)
+jvm = runtime.session().sparkContext._gateway.proc
+jvm.kill()
+jvm.wait()
+try:
+    ask("SELECT 2 AS two")
+except AnalyticsUnavailableError as error:
+    print("unavailable:", error, flush=True)
+print("after", ask("SELECT 3 AS three"), flush=True)
+"""
+
+
+def test_a_spark_that_dies_fails_the_query_as_unavailable_and_the_next_one_gets_a_new_spark():
+    """In a process of its own: killing the JVM must not disturb the other tests' Spark."""
+    result = subprocess.run([sys.executable, "-c", DIES], cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    lines = [line for line in result.stdout.splitlines() if line.split(" ")[0] in ("before", "unavailable:", "after")]
+    assert lines[0] == "before [[1]]"
+    assert lines[1].startswith("unavailable: Spark (local[1]) stopped answering")
+    assert lines[2] == "after [[3]]"
