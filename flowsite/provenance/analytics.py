@@ -34,7 +34,8 @@ from flowsite.flows.access import QUERY_PROVENANCE, VIEW_PROVENANCE
 from flowsite.flows.models import Component
 from flowsite.tenancy.models import OPERATE_PLATFORM_PERMISSION, Tenant, is_platform_operator
 
-__all__ = ["Scope", "delete", "exists", "load", "now_iso", "owned", "public", "scope_for", "submit", "update"]
+__all__ = ["Scope", "delete", "exists", "keep", "load", "now_iso", "owned", "prepare", "public", "scope_for", "submit",
+           "update"]
 
 #: What only platform operators see of a request: where the nodes keep their files, what was
 #: found damaged in them, and the nodes' own words on what went wrong.
@@ -94,11 +95,10 @@ def now_iso() -> str:
     return _iso(datetime.now(timezone.utc))
 
 
-def submit(user, scope: Scope, *, question: str | None = None, params: dict[str, Any] | None = None,
-           sql: str | None = None) -> dict[str, Any]:
-    """Check and keep a new request, then queue its job; returns the stored request. Raises 400
-    for an unknown question, bad parameters or refused SQL, 403 for SQL from a non-operator
-    (redis.RedisError when the cluster's Redis does not answer)."""
+def prepare(user, scope: Scope, *, question: str | None = None, params: dict[str, Any] | None = None,
+            sql: str | None = None) -> dict[str, Any]:
+    """A new request of ``user`` over ``scope``, checked, not yet kept. Raises 400 for an unknown
+    question, bad parameters or refused SQL, 403 for SQL from a non-operator."""
     if (question is None) == (sql is None):
         raise exceptions.ValidationError({"question": "give either a 'question' or 'sql'"})
     if sql is not None:
@@ -120,17 +120,28 @@ def submit(user, scope: Scope, *, question: str | None = None, params: dict[str,
             raise exceptions.ValidationError({"params": str(error)}) from None
         text = known.sql(values)
     now = datetime.now(timezone.utc)
-    lifetime = settings.FLOWSITE_ANALYTICS_RESULT_SECONDS
-    record = {
+    return {
         "id": uuid.uuid4().hex, "user": user.pk, "operator": scope.operator,
         "components": sorted(scope.components) if scope.components is not None else None,
         "tenants": list(scope.tenants), "question": question, "params": values, "sql": text,
         "adhoc": sql is not None, "state": "queued", "percent": 0, "submitted_at": _iso(now), "started_at": None,
-        "finished_at": None, "expires_at": _iso(now + timedelta(seconds=lifetime)),
+        "finished_at": None, "expires_at": _iso(now + timedelta(seconds=settings.FLOWSITE_ANALYTICS_RESULT_SECONDS)),
         "nodes": {"asked": [], "answered": [], "missing": []}, "partial": False, "result": None, "error": "",
         "warnings": [], "damage": [], "node_errors": [], "duration_seconds": None,
     }
-    cluster_redis.client().set(_key(record["id"]), json.dumps(record), ex=lifetime)
+
+
+def keep(record: dict[str, Any]) -> None:
+    """Store a new request for its lifetime (raises redis.RedisError)."""
+    cluster_redis.client().set(_key(record["id"]), json.dumps(record), ex=settings.FLOWSITE_ANALYTICS_RESULT_SECONDS)
+
+
+def submit(user, scope: Scope, *, question: str | None = None, params: dict[str, Any] | None = None,
+           sql: str | None = None) -> dict[str, Any]:
+    """Check and keep a new request (``prepare``, ``keep``), then queue its job; returns the
+    request (redis.RedisError when the cluster's Redis does not answer)."""
+    record = prepare(user, scope, question=question, params=params, sql=sql)
+    keep(record)
     from flowsite.provenance.tasks import run_analytics
 
     run_analytics.delay(record["id"])
