@@ -118,6 +118,7 @@ class NodeCommands:
 
 
     def export_provenance(self, command: Command) -> dict[str, Any]:
+        """The state of the export serving the command's ``token`` (one is started if need be)."""
         if self.analytics_dir is None:
             raise RuntimeError(f"node {self.node_id} has no analytics directory to export provenance into "
                                "(FLOWSITE_ANALYTICS_DIR)")

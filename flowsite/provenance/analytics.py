@@ -3,10 +3,10 @@
 A request is a ready question (``engine.spark.provenance_sql.QUESTIONS``) with its parameters, or
 — for platform operators only — ad-hoc SQL checked to be one read-only query. Its *scope* is
 fixed when it is made: a platform operator's covers every event (or one tenant's, when a tenant
-is named); anyone else's covers the events of the components, in the tenants where the user
-holds the global "query provenance" policy, on which the user holds "view provenance" (NiFi's
-provenance policies). Another tenant's components never enter a scope, so no query can reach
-their events.
+is named or the API token is narrowed to one); anyone else's covers the events of the
+components, in the tenants where the user holds the global "query provenance" policy, on which
+the user holds "view provenance" (NiFi's provenance policies). Another tenant's components never
+enter a scope, so no query can reach their events.
 
 Requests live in the cluster's Redis as JSON under ``flowsite:<cluster>:analytics:<id>``, expiring
 ``FLOWSITE_ANALYTICS_RESULT_SECONDS`` after they are made and again after they finish: transient
@@ -59,10 +59,11 @@ def scope_for(request, tenant_id: uuid.UUID | None = None) -> Scope:
     tenant's provenance."""
     user = request.user
     if is_platform_operator(user):
-        if tenant_id is None:
+        scoped = getattr(getattr(request, "auth", None), "tenant_id", None)  # a token narrowed to one tenant
+        if tenant_id is None and scoped is None:
             return Scope(None, True)
-        tenant = Tenant.objects.filter(pk=tenant_id).first()
-        if tenant is None:
+        tenant = Tenant.objects.filter(pk=tenant_id or scoped).first()
+        if tenant is None or (scoped is not None and tenant.pk != scoped):
             raise exceptions.NotFound("no such tenant")
         ids = Component.objects.filter(tenant=tenant).values_list("pk", flat=True)
         return Scope(frozenset(str(pk) for pk in ids), True, (str(tenant.pk),))

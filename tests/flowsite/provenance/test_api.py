@@ -205,3 +205,18 @@ def test_a_read_only_token_may_not_submit(analytics_settings, admin_a):
 def test_without_the_cluster_s_redis_it_is_503(db, api_a):
     answer = api_a.post(ANALYTICS, {"question": "drops"}, format="json")
     assert answer.status_code == 503 and "Redis" in answer.json()["message"]
+
+
+def test_an_operator_s_token_narrowed_to_a_tenant_covers_that_tenant_only(analytics_settings, tenant_a, tenant_b):
+    from flowsite.api.models import ApiToken
+    from rest_framework.test import APIClient
+
+    user = operator()
+    _, secret = ApiToken.issue(user, "narrow", tenant=tenant_a.tenant)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    request = type("Request", (), {"user": user, "auth": ApiToken.objects.get(user=user)})()
+    scope = analytics.scope_for(request)
+    assert scope.operator and scope.tenants == (str(tenant_a.tenant.pk),)
+    assert client.post(ANALYTICS, {"sql": "SELECT 1 FROM provenance", "tenant": str(tenant_b.tenant.pk)},
+                       format="json").status_code == 404
