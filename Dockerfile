@@ -1,5 +1,6 @@
-# One image for every Flowsite process: web (daphne, the default command), jobs (celery) and
-# nodes (manage.py runnode). compose.yaml sets the command of each service.
+# One image for every Flowsite process: web (daphne, the default command), jobs (celery), nodes
+# (manage.py runnode) and the Spark master and worker (pyspark's spark-class). compose.yaml sets the
+# command of each service.
 FROM python:3.11-slim-bookworm
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -23,10 +24,11 @@ COPY . .
 RUN FLOWSITE_ENV=production SECRET_KEY=build-time-only FLOWSITE_SENSITIVE_KEY=build-time-only \
     python manage.py collectstatic --noinput
 
-# Nodes keep their repositories in /data (a volume per node); the image's files stay root's.
+# Nodes keep their repositories in /data (a volume per node) and stage Parquet for Spark in
+# /spark-staging (a volume shared with the Spark worker); the image's files stay root's.
 RUN groupadd --system --gid 10001 flowsite \
     && useradd --system --uid 10001 --gid flowsite --create-home --shell /usr/sbin/nologin flowsite \
-    && mkdir /data && chown flowsite:flowsite /data
+    && mkdir /data /spark-staging && chown flowsite:flowsite /data /spark-staging
 USER flowsite
 
 EXPOSE 8000

@@ -1,6 +1,8 @@
 """Command line of the engine, without Django.
 
     python -m engine run --flow FLOW.json --data-dir DIR     run one node until SIGTERM/SIGINT
+                                                             (SPARK_MASTER and FLOWSITE_SPARK_STAGING_DIR,
+                                                             when set, choose its Spark: docs/spark.md)
     python -m engine validate FLOW.json                      list every problem of a flow definition
     python -m engine components [--json]                     the processor and service types found
     python -m engine docs                                    Markdown reference of the built-in types
@@ -11,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -50,7 +53,9 @@ def _run(args: argparse.Namespace) -> int:
     try:
         run_node(args.data_dir, args.flow, config=args.config, parameter=args.parameter,
                  status_interval=args.status_interval, name=args.data_dir.resolve().name,
-                 accept_damage=args.accept_damage, files_root=args.files_root)
+                 accept_damage=args.accept_damage, files_root=args.files_root,
+                 spark_master=os.environ.get("SPARK_MASTER") or None,
+                 spark_staging_dir=os.environ.get("FLOWSITE_SPARK_STAGING_DIR") or None)
     except RunError as error:
         print(f"error: {error}", file=sys.stderr)
         return error.exit_status

@@ -30,6 +30,7 @@ from engine.fileops import write_atomically
 from engine.runtime import FlowController, RuntimeConfig
 from engine.runtime.connectable import NodeRole
 from engine.runtime.disk_space import DiskSpaceConfig
+from engine.spark.settings import SparkSettings
 from engine.storage import NodeStorage
 
 __all__ = ["FLOW_FILE", "NodeConfig", "StandaloneNode", "apply_parameters", "save_flow"]
@@ -42,25 +43,27 @@ FLOW_FILE = "flow.json.gz"
 @dataclass(frozen=True)
 class NodeConfig:
     """A node's settings: its repositories, its runtime, its clustering, the free disk space it
-    needs and the confinement of its components (read from one JSON document whose ``runtime``,
-    ``cluster``, ``disk_space`` and ``confinement`` sections hold those settings and whose other
-    sections are the storage's)."""
+    needs, the confinement of its components and its Spark (read from one JSON document whose
+    ``runtime``, ``cluster``, ``disk_space``, ``confinement`` and ``spark`` sections hold those
+    settings and whose other sections are the storage's)."""
 
     storage: StorageConfig = field(default_factory=StorageConfig)
     runtime: RuntimeConfig = field(default_factory=RuntimeConfig)
     cluster: ClusterConfig = field(default_factory=ClusterConfig)
     disk_space: DiskSpaceConfig = field(default_factory=DiskSpaceConfig)
     confinement: ConfinementSettings = field(default_factory=ConfinementSettings)
+    spark: SparkSettings = field(default_factory=SparkSettings)
 
     @classmethod
     def from_mapping(cls, values: Mapping[str, Any]) -> NodeConfig:
         """Build from a mapping of sections."""
-        own = ("runtime", "cluster", "disk_space", "confinement")
+        own = ("runtime", "cluster", "disk_space", "confinement", "spark")
         storage_sections = {name: section for name, section in values.items() if name not in own}
         return cls(StorageConfig.from_mapping(storage_sections), RuntimeConfig.from_mapping(values.get("runtime", {})),
                    ClusterConfig.from_mapping(values.get("cluster", {})),
                    DiskSpaceConfig.from_mapping(values.get("disk_space", {})),
-                   ConfinementSettings.from_mapping(values.get("confinement", {})))
+                   ConfinementSettings.from_mapping(values.get("confinement", {})),
+                   SparkSettings.from_mapping(values.get("spark", {})))
 
     @classmethod
     def from_file(cls, path: Path) -> NodeConfig:

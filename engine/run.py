@@ -5,7 +5,10 @@ the options ``add_run_arguments`` defines and hand them to ``run_node``, which r
 directory, starts the components in their saved states, logs a status line periodically and,
 on the signal, stops the flow, checkpoints the repositories and returns. A repository that
 cannot be closed cleanly (a full disk) is logged in one line and does not make the stop fail:
-what was committed is recovered at the next start.
+what was committed is recovered at the next start. The node's Spark (``engine.spark.runtime``)
+is set up from the settings' ``spark`` section, the Spark master and staging directory the
+caller gives overriding them; it starts only when a Spark-backed component has work, and stops
+with the node.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from engine.lock import DataDirectoryInUseError
 from engine.node import NodeConfig, StandaloneNode
 from engine.runtime.connectable import NodeRole
 from engine.runtime.state import LocalStateProvider
+from engine.spark.runtime import configure_node_runtime, node_runtime
 
 __all__ = ["RunError", "add_run_arguments", "run_node"]
 
@@ -68,26 +72,36 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
 def run_node(data_dir: Path, flow: Path | None = None, *, config: Path | None = None, parameter: Sequence[str] = (),
              status_interval: float | None = None, name: str = "node", cluster: ClusterOptions | None = None,
              accept_damage: bool = False, files_root: Path | None = None, protected_paths: Sequence[str] = (),
-             platform_addresses: Sequence[str] = ()) -> None:
+             platform_addresses: Sequence[str] = (), spark_master: str | None = None,
+             spark_staging_dir: str | None = None) -> None:
     """Run the node over ``data_dir`` until SIGTERM or SIGINT, then stop it cleanly.
 
     The arguments are those of ``add_run_arguments`` (``parameter`` holds ``NAME=VALUE`` texts);
     ``name`` identifies the node in the log; with ``cluster`` the node joins that cluster (see
     ``engine.cluster.agent``); ``protected_paths`` and ``platform_addresses`` are added to the
-    settings' ``confinement`` section. Raises RunError when the node cannot start.
+    settings' ``confinement`` section; ``spark_master`` and ``spark_staging_dir``, when given,
+    replace the settings' ``spark.master`` and ``spark.staging_dir``. A staging directory outside
+    the data directory is protected too: it holds every tenant's records. Raises RunError when the
+    node cannot start.
     """
     node_config = _node_config(config, status_interval)
-    confinement = node_config.confinement.adding(tuple(map(str, protected_paths)), tuple(platform_addresses))
+    node_config = replace(node_config, spark=_spark_settings(node_config, spark_master, spark_staging_dir))
+    staging = (str(Path(node_config.spark.staging_dir).resolve()),) if node_config.spark.staging_dir else ()
+    confinement = node_config.confinement.adding(tuple(map(str, protected_paths)) + staging,
+                                                 tuple(platform_addresses))
     if files_root is not None:
         confinement = replace(confinement, files_root=str(Path(files_root).resolve()))
     node_config = replace(node_config, confinement=confinement)
     if accept_damage:
         node_config = replace(node_config, storage=replace(node_config.storage, flowfile_repository=replace(
             node_config.storage.flowfile_repository, accept_damage=True)))
+    configure_node_runtime(node_config.spark, Path(data_dir), f"flowsite {name}")
     try:
         return _run_node(data_dir, flow, node_config, parameter, name, cluster)
     except DataDirectoryInUseError as error:
         raise RunError(str(error), exit_status=1) from None
+    finally:
+        node_runtime().stop()
 
 
 def _run_node(data_dir: Path, flow: Path | None, node_config: NodeConfig, parameter: Sequence[str], name: str,
@@ -161,6 +175,15 @@ def _node_config(path: Path | None, status_interval: float | None) -> NodeConfig
     if status_interval is not None:
         config = replace(config, runtime=replace(config.runtime, status_log_interval=status_interval))
     return config
+
+
+def _spark_settings(config: NodeConfig, master: str | None, staging_dir: str | None):
+    """The settings' ``spark`` section with the caller's master and staging directory."""
+    changes = {name: value for name, value in (("master", master), ("staging_dir", staging_dir)) if value}
+    try:
+        return replace(config.spark, **changes)
+    except ValueError as error:
+        raise RunError(f"spark settings: {error}") from None
 
 
 def _parameters(texts: Sequence[str]) -> dict[str, str]:

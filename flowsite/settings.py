@@ -23,6 +23,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from engine.secrets import key_strength_problem
+from engine.spark.settings import master_kind
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -47,7 +48,10 @@ ENVIRONMENT_VARIABLES = {
     "FLOWSITE_CLUSTER_CA_FILE": "the cluster CA's certificate (ca.pem) that nodes verify each other with",
     "FLOWSITE_CLUSTER_CRL_FILE": "the cluster CA's revocation list (crl.pem), read again whenever it changes",
     "CELERY_BROKER_URL": "overrides the Celery broker (default: REDIS_URL, database 1)",
-    "SPARK_MASTER": "Spark master for the Spark-backed processors (default local[*])",
+    "SPARK_MASTER": "Spark master of the nodes' Spark-backed processors: local[*] (default), spark://host:port or "
+                    "sc://host:port",
+    "FLOWSITE_SPARK_STAGING_DIR": "where nodes stage large batches as Parquet for Spark; the Spark workers must see it "
+                                  "at the same path (default: <node data dir>/spark-staging)",
     "FLOWSITE_ANALYTICS_DIR": "the analytics directory shared by the nodes, the jobs process and Spark, at the same "
                               "path everywhere: nodes export provenance there as Parquet (default .local/analytics)",
     "SECURE_SSL_REDIRECT": "redirect plain HTTP to HTTPS in production (default true)",
@@ -265,6 +269,13 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 
 SPARK_MASTER = _env("SPARK_MASTER", "local[*]")
+try:
+    master_kind(SPARK_MASTER)
+except ValueError as error:
+    raise ImproperlyConfigured(f"SPARK_MASTER: {error}") from None
+SPARK_STAGING_DIR = _env("FLOWSITE_SPARK_STAGING_DIR", "")
+if SPARK_STAGING_DIR and not os.path.isabs(SPARK_STAGING_DIR):
+    raise ImproperlyConfigured(f"FLOWSITE_SPARK_STAGING_DIR={SPARK_STAGING_DIR!r} is not an absolute path")
 
 # Provenance analytics (docs/analytics.md): nodes export provenance as Parquet under
 # <FLOWSITE_ANALYTICS_DIR>/provenance/<node>/, where the jobs process (and a Spark cluster's

@@ -43,6 +43,7 @@ from engine.cluster.signing import CommandSigner
 from engine.cluster.state import ClusterStateProvider
 from engine.node import StandaloneNode
 from engine.runtime.connectable import NodeRole
+from engine.spark.runtime import node_runtime
 
 __all__ = ["ClusterAgent", "ClusterOptions"]
 
@@ -197,7 +198,8 @@ class ClusterAgent:
             self.node_id, socket.gethostname(), self._started_at, now, self.fingerprint(),
             flow_version=self._flow_version(), active_threads=active, queued_count=queued, queued_bytes=queued_bytes,
             disconnected=record is not None and record.state in OPERATOR_OUT and record.by_operator,
-            refused=self.refused, labels=list(self.node.placement.labels) if self.node.placement else [])
+            refused=self.refused, labels=list(self.node.placement.labels) if self.node.placement else [],
+            spark_ui_url=node_runtime().ui_url or "")
         self.client.set(self.keys.heartbeat(self.node_id), beat.encode(), px=int(self.config.heartbeat_ttl * 1000))
         self._last_beat = now
 

@@ -72,6 +72,8 @@ class Heartbeat:
     refused: str = ""
     #: The node's labels (``runnode --labels``): the pools of tenants it runs (``engine.cluster.placement``).
     labels: list[str] = field(default_factory=list)
+    #: The address of the node's Spark UI, once its Spark started (``engine.spark.runtime``).
+    spark_ui_url: str = ""
 
     def encode(self) -> str:
         return json.dumps(asdict(self))

@@ -12,9 +12,11 @@ __all__ = ["node_entry", "nodes"]
 
 
 def node_entry(view: NodeView, now: float | None = None) -> dict[str, Any]:
-    """One node as plain data, with ``heartbeat_age`` (seconds since its last heartbeat, or None)."""
+    """One node as plain data, with ``heartbeat_age`` (seconds since its last heartbeat, or None)
+    and ``sparkUiUrl`` (its Spark UI's address once its Spark started, else None)."""
     now = time.time() if now is None else now
-    return {**view.as_dict(), "heartbeat_age": max(0.0, now - view.heartbeat.sent_at) if view.heartbeat else None}
+    return {**view.as_dict(), "heartbeat_age": max(0.0, now - view.heartbeat.sent_at) if view.heartbeat else None,
+            "sparkUiUrl": (view.heartbeat.spark_ui_url or None) if view.heartbeat else None}
 
 
 def nodes() -> dict[str, NodeView]:

@@ -6,7 +6,8 @@ nodes. A tenant user never learns that another tenant exists: a node shows such 
 roles and heartbeat times, with figures summed over the components of the user's own tenants
 (those where the user holds ``view_cluster``), the cluster's version label reduced to those
 tenants, the deployment of theirs the node runs, and neutral texts where the node's or an
-operator's words could name another tenant or an operator. Deployments are those of tenants the
+operator's words could name another tenant or an operator; not the node's Spark UI, which shows
+every tenant's Spark jobs. Deployments are those of tenants the
 user belongs to and whose root group the user may view (``restrict_deployments``, NetBox's
 ``restrict()`` style); a deployment's document is shown only when the user may view every
 component in it, else 403 naming the first one by id (as flow-definition exports answer).
@@ -118,6 +119,7 @@ class ClusterSight:
     def _tenant_entry(self, view: NodeView, figures: dict[str, int] | None) -> dict[str, Any]:
         entry = node_entry(view)
         entry["reason"] = ""
+        entry["sparkUiUrl"] = None  # the Spark UI shows every tenant's jobs and queries
         beat = view.heartbeat
         if beat is not None:
             heartbeat = asdict(beat)
@@ -126,7 +128,7 @@ class ClusterSight:
             heartbeat.update(flow_fingerprint=running.fingerprint if running else "",
                              deploy_id=running.deploy_id if running else "",
                              flow_version=self.version(beat.flow_version),
-                             refused="refused the cluster's flow" if beat.refused else "")
+                             refused="refused the cluster's flow" if beat.refused else "", spark_ui_url="")
             entry["heartbeat"] = heartbeat
         return entry
 

@@ -7,6 +7,9 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
+import sys
+import zipfile
+from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
@@ -35,14 +38,19 @@ COMPOSE = load_compose()
 SERVICES = COMPOSE["services"]
 #: The services that run the image built from this repository.
 PROJECT_SERVICES = sorted(name for name, service in SERVICES.items() if "build" in service)
+#: Spark's daemons, run from that image's pyspark distribution.
+SPARK_SERVICES = ["spark-master", "spark-worker"]
+#: The services that run Flowsite itself (and read its settings).
+FLOWSITE_SERVICES = [name for name in PROJECT_SERVICES if name not in SPARK_SERVICES]
 NODES = ["node-1", "node-2", "node-3"]
 
 #: Variables that are not Flowsite settings, allowed only on services of the image that reads them.
 IMAGE_VARIABLES = {
     "postgres": {"POSTGRES_USER", "POSTGRES_PASSWORD", "POSTGRES_DB"},
     "redis": set(),
-    "apache/spark": {"SPARK_WORKER_CORES", "SPARK_WORKER_MEMORY"},
 }
+#: What Spark's own launch scripts read (pyspark's spark-class).
+SPARK_VARIABLES = {"SPARK_WORKER_CORES", "SPARK_WORKER_MEMORY"}
 
 #: depends_on conditions; the one-shot ones wait for a service that runs once and exits.
 ONE_SHOT_CONDITIONS = {"service_completed_successfully"}
@@ -83,13 +91,34 @@ def celery_command(argv: list[str]) -> None:
     command.make_context(argv[3], argv[4:], obj=CLIContext(app=app, no_color=True, workdir=None))
 
 
-PROGRAMS = {"python": manage_py_command, "daphne": daphne_command, "celery": celery_command}
+#: The Spark daemons compose runs, and the options each is given.
+SPARK_DAEMONS = {"org.apache.spark.deploy.master.Master": {"--host", "--port", "--webui-port"},
+                 "org.apache.spark.deploy.worker.Worker": {"--work-dir", "--cores", "--memory", "--webui-port"}}
+
+
+def spark_class_command(argv: list[str]) -> None:
+    """Check ``spark-class CLASS OPTIONS``: the script is pyspark's (on the image's PATH, as in
+    the virtualenv), the class is in its jars, and the options are the daemon's."""
+    assert (Path(sys.executable).parent / "spark-class").exists(), "pip's pyspark installs spark-class"
+    daemon, options = argv[1], argv[2:]
+    assert daemon in SPARK_DAEMONS, daemon
+    import pyspark
+
+    entry = daemon.replace(".", "/") + ".class"
+    jars = (Path(pyspark.__file__).parent / "jars").glob("spark-core_*.jar")
+    assert any(entry in zipfile.ZipFile(jar).namelist() for jar in jars), f"{daemon} is not in pyspark's jars"
+    given = {option for option in options if option.startswith("--")}
+    assert given <= SPARK_DAEMONS[daemon], given - SPARK_DAEMONS[daemon]
+
+
+PROGRAMS = {"python": manage_py_command, "daphne": daphne_command, "celery": celery_command,
+            "spark-class": spark_class_command}
 
 
 def test_the_platform_services_are_all_there():
     assert "version" not in COMPOSE
     assert set(SERVICES) == {"postgres", "redis", "migrate", "web", "jobs", *NODES, "spark-master", "spark-worker"}
-    assert PROJECT_SERVICES == sorted(["migrate", "web", "jobs", *NODES])
+    assert PROJECT_SERVICES == sorted(["migrate", "web", "jobs", *NODES, *SPARK_SERVICES])
 
 
 @pytest.mark.parametrize("name", PROJECT_SERVICES)
@@ -124,7 +153,8 @@ def test_the_migrate_service_runs_once_and_the_others_keep_running():
 @pytest.mark.parametrize("name", sorted(SERVICES))
 def test_service_variables_are_settings_or_documented_by_the_image(name):
     service = SERVICES[name]
-    allowed = set(settings.ENVIRONMENT_VARIABLES) if name in PROJECT_SERVICES else IMAGE_VARIABLES[image_name(service)]
+    allowed = (set(settings.ENVIRONMENT_VARIABLES) if name in FLOWSITE_SERVICES else SPARK_VARIABLES
+               if name in SPARK_SERVICES else IMAGE_VARIABLES[image_name(service)])
     unknown = set(service.get("environment") or {}) - allowed
     assert not unknown, f"{name} sets variables nothing reads: {sorted(unknown)}"
 
@@ -135,7 +165,7 @@ CONTROL_PLANE_ONLY = {"SECRET_KEY", "SECRET_KEY_FILE", "DATABASE_URL", "DATABASE
 
 def test_project_services_share_the_production_environment_and_nodes_hold_only_what_they_need():
     shared = SERVICES["web"]["environment"]
-    for name in PROJECT_SERVICES:
+    for name in FLOWSITE_SERVICES:
         expected = shared if name not in NODES else {
             **{k: v for k, v in shared.items() if k not in CONTROL_PLANE_ONLY},
             "FLOWSITE_PLATFORM_ADDRESSES": "web:8000,postgres:5432"}  # what flows may never reach
@@ -152,7 +182,9 @@ def test_keys_are_secret_files_mounted_only_where_they_are_read():
     assert {name: secret["file"] for name, secret in declared.items()} == {
         "secret_key": "./secrets/secret_key", "sensitive_key": "./secrets/sensitive_key",
         "cluster_key": "./secrets/cluster_key"}
-    for name in PROJECT_SERVICES:
+    for name in SPARK_SERVICES:
+        assert "secrets" not in SERVICES[name], f"{name} needs no key"
+    for name in FLOWSITE_SERVICES:
         environment = SERVICES[name]["environment"]
         files = {value.removeprefix("/run/secrets/") for key, value in environment.items() if key.endswith("_FILE")}
         assert files == set(SERVICES[name]["secrets"]), f"{name}: every mounted secret is read, and only those"
@@ -187,8 +219,10 @@ def test_each_node_has_its_own_volume_at_its_data_directory_and_shares_the_tenan
         data_dir = command[command.index("--data-dir") + 1]
         files_root = command[command.index("--files-root") + 1]
         mounts = dict(reversed(mount.split(":")) for mount in SERVICES[name]["volumes"])
-        assert set(mounts) == {data_dir, files_root, "/analytics"}
+        staging = environment(name)["FLOWSITE_SPARK_STAGING_DIR"]
+        assert set(mounts) == {data_dir, files_root, staging, "/analytics"}
         assert mounts[files_root] == "tenant-files"
+        assert mounts[staging] == "spark-staging"
         volumes.append(mounts[data_dir])
     assert len(set(volumes)) == len(NODES)
     assert SERVICES["node-1"]["stop_grace_period"], "a node needs time to checkpoint"
@@ -234,6 +268,16 @@ def test_redis_and_spark_urls_name_their_services():
     assert master["command"][master["command"].index("--port") + 1] == str(urlsplit(spark).port)
     assert worker["command"][-1] == spark
     assert worker["depends_on"] == {"spark-master": {"condition": "service_healthy"}}
+
+
+def test_the_spark_worker_sees_the_nodes_staging_directory_at_the_same_path():
+    staging = environment("web")["FLOWSITE_SPARK_STAGING_DIR"]
+    assert staging.startswith("/")
+    worker = dict(reversed(mount.split(":")) for mount in SERVICES["spark-worker"]["volumes"])
+    assert worker == {staging: "spark-staging"}
+    dockerfile = re.sub(r"\s+", " ", (REPO_ROOT / "Dockerfile").read_text().replace("\\\n", " "))
+    assert f"mkdir /data {staging} && chown flowsite:flowsite /data {staging}" in dockerfile, \
+        "the volume starts out owned by the user the nodes and the worker run as"
 
 
 def dockerfile_instruction(keyword: str) -> str:

@@ -29,6 +29,8 @@ class HeartbeatSerializer(serializers.Serializer):
     refused = serializers.CharField(allow_blank=True)
     labels = serializers.ListField(child=serializers.CharField(), required=False,
                                    help_text="The node's labels (runnode --labels).")
+    spark_ui_url = serializers.CharField(allow_blank=True, required=False,
+                                         help_text="Its Spark UI's address (empty for tenant users); see sparkUiUrl.")
 
 
 class NodeSerializer(serializers.Serializer):
@@ -47,6 +49,10 @@ class NodeSerializer(serializers.Serializer):
                                              "pool, as the label 'shared' also says.")
     heartbeat = HeartbeatSerializer(allow_null=True, help_text="None once the node's heartbeat expired.")
     heartbeat_age = serializers.FloatField(allow_null=True, help_text="Seconds since the last heartbeat.")
+    sparkUiUrl = serializers.CharField(allow_null=True, help_text="The address of the node's Spark UI once its Spark "
+                                                                  "started (None before, with the UI disabled, under "
+                                                                  "Spark Connect, and for tenant users: the UI shows "
+                                                                  "every tenant's jobs).")
 
 
 class NodeReplySerializer(serializers.Serializer):

@@ -139,3 +139,22 @@ def test_an_offloaded_node_may_be_reconnected(cluster, db):
     assert answer.status_code == 409 and "reconnect or remove it" in answer.json()["message"]
     answer = api.post(f"{NODES}/n1/reconnect")
     assert answer.status_code == 200 and answer.json()["state"] == "CONNECTING"
+
+
+def test_the_spark_ui_address_is_shown_to_operators_only(cluster, tenant_a):
+    import time
+
+    from engine.cluster.records import Heartbeat
+
+    for node, url in (("n1", "http://10.0.0.5:4040"), ("n2", "")):
+        beat = Heartbeat(node, address=f"{node}:0", sent_at=time.time(), spark_ui_url=url)
+        cluster.client.set(cluster.keys.heartbeat(node), beat.encode(), ex=60)
+        cluster.client.hset(cluster.keys.nodes, node, NodeRecord(node, NodeState.CONNECTED).encode())
+    nodes = {node["node"]: node for node in token_client(operator()).get(NODES).json()}
+    assert nodes["n1"]["sparkUiUrl"] == "http://10.0.0.5:4040"
+    assert nodes["n1"]["heartbeat"]["spark_ui_url"] == "http://10.0.0.5:4040"
+    assert nodes["n2"]["sparkUiUrl"] is None, "no Spark started on n2 yet"
+    viewer = token_client(tenant_a.member(global_policies=(access.VIEW_FLOW, access.VIEW_CLUSTER)))
+    seen = viewer.get(f"{NODES}/n1").json()
+    assert seen["heartbeat"]["address"] == "n1:0"
+    assert seen["sparkUiUrl"] is None and seen["heartbeat"]["spark_ui_url"] == "", "it shows every tenant's jobs"

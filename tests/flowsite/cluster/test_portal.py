@@ -140,3 +140,14 @@ def test_a_connected_node_cannot_be_offloaded_from_the_page(cluster, tenant_a):
     assert "Offload" not in text and "Remove" not in text
     text = _text(logged_in(ops).post("/cluster/nodes/n1/offload", follow=True))
     assert "node 'n1' is connected; disconnect it before offloading it" in text
+
+
+def test_the_node_list_links_the_spark_ui_for_operators(cluster, tenant_a, admin_a):
+    beat = Heartbeat("n1", address="n1:0", sent_at=time.time(), spark_ui_url="http://10.0.0.5:4040")
+    cluster.client.set(cluster.keys.heartbeat("n1"), beat.encode(), ex=60)
+    cluster.client.hset(cluster.keys.nodes, "n1", NodeRecord("n1", NodeState.CONNECTED).encode())
+    ops = operator()
+    tenant_a.tenant.members.add(ops)
+    page = logged_in(ops).get(CLUSTER).content.decode()
+    assert re.search(r'<a href="http://10\.0\.0\.5:4040"[^>]*>Spark UI</a>', page)
+    assert "Spark UI" not in logged_in(admin_a).get(CLUSTER).content.decode(), "it shows every tenant's jobs"

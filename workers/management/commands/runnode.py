@@ -32,7 +32,9 @@ class Command(BaseCommand):
             "FLOWSITE_CLUSTER through the Redis at REDIS_URL (standalone, as the primary node, while Redis does "
             "not answer). Without --flow the node resumes the flow saved in the data directory, or starts empty. "
             "Components may not reach the platform's Redis, the addresses of FLOWSITE_PLATFORM_ADDRESSES "
-            "(host:port,...) or the project's .local directory (see workers.confinement).")
+            "(host:port,...) or the project's .local directory (see workers.confinement). Spark-backed processors "
+            "run on SPARK_MASTER (default local[*]) and stage large batches under FLOWSITE_SPARK_STAGING_DIR "
+            "(default DATA_DIR/spark-staging).")
 
     def add_arguments(self, parser):
         parser.add_argument("--node-id", required=True, type=node_id, help="This node's id, e.g. node-1.")
@@ -74,7 +76,8 @@ class Command(BaseCommand):
                 status_interval=status_interval, accept_damage=accept_damage, files_root=files_root,
                 protected_paths=protected_paths(settings.BASE_DIR, data_dir, files_root,
                                                 settings.FLOWSITE_ANALYTICS_DIR),
-                platform_addresses=platform_addresses(settings.REDIS_URL))
+                platform_addresses=platform_addresses(settings.REDIS_URL),
+                spark_master=settings.SPARK_MASTER, spark_staging_dir=settings.SPARK_STAGING_DIR or None)
         except RunError as error:
             raise CommandError(str(error), returncode=error.exit_status) from None
 
