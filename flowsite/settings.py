@@ -288,8 +288,9 @@ FLOWSITE_ANALYTICS_MAX_ROWS = 1000
 #: How long the nodes may take to export, and the Spark query to run, in seconds.
 FLOWSITE_ANALYTICS_EXPORT_TIMEOUT = 300.0
 FLOWSITE_ANALYTICS_QUERY_TIMEOUT = 600.0
-#: More spark.* settings of the jobs process's Spark session (its master is SPARK_MASTER).
-FLOWSITE_ANALYTICS_SPARK_CONF: dict[str, str] = {"spark.ui.showConsoleProgress": "false"}
+#: The jobs process's Spark besides its master (SPARK_MASTER): engine.spark.settings.SparkSettings
+#: fields, e.g. {"driver_memory": "2g", "conf": {"spark.executor.memory": "2g"}}.
+FLOWSITE_ANALYTICS_SPARK: dict[str, object] = {"ui_enabled": False}
 
 AUTHENTICATION_BACKENDS = [
     "flowsite.lockout.LockoutBackend",

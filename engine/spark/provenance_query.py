@@ -9,7 +9,9 @@ stages run on threads that escape interruption); the shuffle is sized from the f
 gives up (``cancelled()``) is interrupted. The SQL itself is checked beforehand
 (``provenance_sql.check_read_only``): this module trusts what it is given.
 
-pyspark is imported only inside the functions here. The Spark session comes from ``jobs_runtime``.
+pyspark is imported only inside the functions here. The Spark session is the process's
+(``engine.spark.runtime``), set up by ``jobs_runtime``; Spark's failures reach the caller as the
+runtime maps them (``SparkQueryError``, ``SparkUnavailableError``).
 """
 
 from __future__ import annotations
@@ -24,29 +26,21 @@ import uuid
 from dataclasses import dataclass
 from datetime import date, datetime, time as time_of_day, timedelta
 from decimal import Decimal
-from typing import Any, Callable, Collection, Mapping, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 import pyarrow as pa
 
 from engine.provenance.export import SCHEMA
 from engine.spark.provenance_sql import VIEW
+from engine.spark.runtime import SparkRuntime, configure_node_runtime, node_runtime
+from engine.spark.settings import SparkSettings
 
-__all__ = ["AnalyticsQueryError", "AnalyticsUnavailableError", "QueryInterrupted", "QueryResult", "jobs_runtime",
-           "run_query"]
+__all__ = ["QueryInterrupted", "QueryResult", "jobs_runtime", "run_query"]
 
 log = logging.getLogger(__name__)
 
-_MESSAGE = 2000
 #: Parquet bytes per shuffle partition (compressed provenance: some hundred thousand events).
 _BYTES_PER_PARTITION = 32 << 20
-
-
-class AnalyticsQueryError(Exception):
-    """Spark refused or failed the query itself (syntax, unknown column, bad data); the message is Spark's."""
-
-
-class AnalyticsUnavailableError(Exception):
-    """Spark could not run the query (it did not start, or died)."""
 
 
 class QueryInterrupted(Exception):
@@ -69,17 +63,17 @@ class QueryResult:
                 "max_rows": self.max_rows, "seconds": round(self.seconds, 3)}
 
 
-def run_query(runtime: Any, files: Sequence[str], sql: str, *, components: Collection[str] | None, max_rows: int,
-              timeout: float, cancelled: Callable[[], bool] = lambda: False) -> QueryResult:
+def run_query(runtime: SparkRuntime, files: Sequence[str], sql: str, *, components: Collection[str] | None,
+              max_rows: int, timeout: float, cancelled: Callable[[], bool] = lambda: False) -> QueryResult:
     """Run ``sql`` over ``files`` as the view ``provenance`` (see the module docstring) on
-    ``runtime`` (``jobs_runtime()``); raises AnalyticsQueryError, AnalyticsUnavailableError or
-    QueryInterrupted."""
+    ``runtime`` (``jobs_runtime``); raises ``SparkQueryError`` (the query is wrong: Spark's
+    message), ``SparkUnavailableError`` (Spark could not run it) or QueryInterrupted."""
     started = time.monotonic()
 
     def job(session: Any) -> QueryResult:
         from pyspark.sql import functions
 
-        spark = session.newSession()
+        spark = _own_session(session)
         spark.conf.set("spark.sql.session.timeZone", "UTC")
         spark.conf.set("spark.sql.runSQLOnFiles", "false")
         # Adaptive execution runs stages on threads of its own, which do not carry the job tags
@@ -105,6 +99,16 @@ def run_query(runtime: Any, files: Sequence[str], sql: str, *, components: Colle
         return QueryResult(columns, rows[:max_rows], len(rows) > max_rows, max_rows, time.monotonic() - started)
 
     return runtime.run(job)
+
+
+def _own_session(session: Any) -> Any:
+    """A session of its own for one query (its temporary views and settings are its own; the
+    SparkContext is shared); under Spark Connect, which has no ``newSession``, the session itself
+    (the jobs process runs one query at a time)."""
+    try:
+        return session.newSession()
+    except Exception:  # noqa: BLE001 - Spark Connect: not implemented
+        return session
 
 
 class _Watch:
@@ -211,89 +215,11 @@ def _json(value: Any, kind: pa.DataType) -> Any:
 
 # -- the Spark session of the jobs process ------------------------------------------------------
 
-class _LocalRuntime:
-    """A stand-in for ``engine.spark.runtime.SparkRuntime`` (not on this branch yet): one lazily
-    made SparkSession, reused; ``run(job)`` maps Spark's failures to this module's errors and
-    drops a session whose JVM died so that the next job starts a new one."""
-
-    def __init__(self, master: str, conf: Mapping[str, str]) -> None:
-        self.master = master
-        self.conf = dict(conf)
-        self._lock = threading.Lock()
-        self._session: Any = None
-
-    def session(self) -> Any:
-        with self._lock:
-            if self._session is None:
-                from pyspark.sql import SparkSession
-
-                builder = SparkSession.builder.master(self.master).appName("flowsite-analytics")
-                for key, value in {"spark.ui.enabled": "false", "spark.sql.session.timeZone": "UTC",
-                                   **self.conf}.items():
-                    builder = builder.config(key, value)
-                try:
-                    self._session = builder.getOrCreate()
-                except Exception as error:
-                    raise AnalyticsUnavailableError(f"Spark ({self.master}) did not start: {_message(error)}") \
-                        from error
-            return self._session
-
-    def run(self, job: Callable[[Any], Any]) -> Any:
-        from py4j.protocol import Py4JError, Py4JJavaError, Py4JNetworkError
-        from pyspark.errors import PySparkException
-
-        session = self.session()
-        try:
-            return job(session)
-        except (QueryInterrupted, AnalyticsQueryError, AnalyticsUnavailableError):
-            raise
-        except (Py4JNetworkError, ConnectionError, EOFError) as error:
-            self._discard(session)
-            raise AnalyticsUnavailableError(f"Spark ({self.master}) stopped answering: {_message(error)}") from error
-        except (PySparkException, Py4JJavaError) as error:
-            raise AnalyticsQueryError(_message(error)) from error
-        except Py4JError as error:
-            self._discard(session)
-            raise AnalyticsUnavailableError(f"Spark ({self.master}) failed: {_message(error)}") from error
-
-    def _discard(self, session: Any) -> None:
-        """Forget a session whose JVM died, and pyspark's handles on that JVM, so that the next
-        ``session()`` launches a new one."""
-        from pyspark import SparkContext
-        from pyspark.sql import SparkSession
-
-        with self._lock:
-            if self._session is session:
-                self._session = None
-            try:
-                session.stop()
-            except Exception:  # noqa: BLE001 - the JVM is gone
-                log.debug("stopping a failed Spark session failed", exc_info=True)
-            SparkContext._active_spark_context = None
-            SparkContext._gateway = None
-            SparkContext._jvm = None
-            SparkSession._instantiatedSession = None
-            SparkSession._activeSession = None
-
-
-_runtimes: dict[tuple[str, tuple[tuple[str, str], ...]], _LocalRuntime] = {}
-_runtimes_lock = threading.Lock()
-
-
-def jobs_runtime(master: str, conf: Mapping[str, str] | None = None) -> Any:
-    """The Spark runtime analytics queries run on in this process, for ``master`` (``local[*]``,
-    ``spark://…``) and extra ``spark.*`` settings; made once, reused."""
-    key = (master, tuple(sorted((conf or {}).items())))
-    with _runtimes_lock:
-        runtime = _runtimes.get(key)
-        if runtime is None:
-            runtime = _runtimes[key] = _LocalRuntime(master, conf or {})
-        return runtime
-
-
-def _message(error: BaseException) -> str:
-    """The first part of a Spark error's message, without the JVM's stack trace."""
-    text = str(error) or type(error).__name__
-    for marker in ("\n\tat ", "JVM stacktrace:", "\nJVM stacktrace"):
-        text = text.split(marker, 1)[0]
-    return text.strip()[:_MESSAGE]
+def jobs_runtime(settings: SparkSettings) -> SparkRuntime:
+    """The process's Spark runtime (``node_runtime()``: one SparkSession per process), set up
+    with ``settings`` when it holds others (the jobs process has no node settings of its own)."""
+    runtime = node_runtime()
+    if runtime.settings != settings:
+        configure_node_runtime(settings, None, "flowsite-analytics")
+        runtime = node_runtime()
+    return runtime

@@ -30,12 +30,13 @@ from django.conf import settings
 
 from engine.cluster.records import ClusterView
 from engine.provenance.export import node_export_directory
-from engine.spark.provenance_query import (AnalyticsQueryError, AnalyticsUnavailableError, QueryInterrupted,
-                                           jobs_runtime, run_query)
+from engine.spark.provenance_query import QueryInterrupted, jobs_runtime, run_query
+from engine.spark.runtime import SparkQueryError, SparkUnavailableError
+from engine.spark.settings import SparkSettings
 from flowsite.cluster import redis as cluster_redis
 from flowsite.provenance import analytics
 
-__all__ = ["run"]
+__all__ = ["run", "spark_settings"]
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +60,7 @@ def run(request_id: str) -> None:
         files = _export(record)
         _step(record, state="querying", percent=70)
         result = run_query(
-            jobs_runtime(settings.SPARK_MASTER, settings.FLOWSITE_ANALYTICS_SPARK_CONF), files, record["sql"],
+            jobs_runtime(spark_settings()), files, record["sql"],
             components=None if record["components"] is None else frozenset(record["components"]),
             max_rows=settings.FLOWSITE_ANALYTICS_MAX_ROWS, timeout=settings.FLOWSITE_ANALYTICS_QUERY_TIMEOUT,
             cancelled=lambda: not analytics.exists(request_id))
@@ -69,15 +70,20 @@ def run(request_id: str) -> None:
     except QueryInterrupted as error:
         if analytics.exists(request_id):
             _finish(record, started, "failed", error=f"the query was stopped: {error}")
-    except AnalyticsQueryError as error:
+    except SparkQueryError as error:
         _finish(record, started, "failed", error=f"Spark could not run the query: {error}")
-    except AnalyticsUnavailableError as error:
+    except SparkUnavailableError as error:
         _finish(record, started, "failed", error=f"Spark is not available: {error}")
     except redis.RedisError as error:
         log.warning("analytics request %s: the cluster's Redis does not answer (%s); the job stops", request_id, error)
     except Exception as error:
         log.exception("analytics request %s failed", request_id)
         _finish(record, started, "failed", error=f"the job failed: {error}")
+
+
+def spark_settings() -> SparkSettings:
+    """The Spark of the jobs process: ``SPARK_MASTER`` with ``FLOWSITE_ANALYTICS_SPARK``'s settings."""
+    return SparkSettings.from_mapping({**settings.FLOWSITE_ANALYTICS_SPARK, "master": settings.SPARK_MASTER})
 
 
 def _step(record: dict[str, Any], **changes: Any) -> None:

@@ -15,14 +15,12 @@ import pytest
 
 from engine.provenance import ProvenanceConfig, ProvenanceEvent, ProvenanceEventType as E, ProvenanceRepository
 from engine.provenance.export import ProvenanceExporter
-from engine.spark.provenance_query import AnalyticsQueryError, QueryInterrupted, jobs_runtime, run_query
+from engine.spark.provenance_query import QueryInterrupted, run_query
+from engine.spark.runtime import SparkQueryError
 from engine.spark.provenance_sql import QUESTIONS
 from tests.engine.provenance.conftest import claim
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
-#: The local Spark of these tests (one per test session: jobs_runtime reuses it).
-SPARK_CONF = {"spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false",
-              "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "1g"}
 HOUR = 3600_000
 #: Half past the hour three hours and one hour ago: each event lies well inside its hour.
 NOW = int(time.time() * 1000) // HOUR * HOUR
@@ -66,9 +64,10 @@ NODE_2 = [
 ]
 
 
-@pytest.fixture(scope="module")
-def runtime():
-    return jobs_runtime("local[2]", SPARK_CONF)
+@pytest.fixture
+def runtime(spark_runtime):
+    """The test session's Spark (``tests.engine.spark.fixtures``)."""
+    return spark_runtime
 
 
 @pytest.fixture(scope="module")
@@ -157,15 +156,16 @@ def test_no_files_is_an_empty_view(runtime):
 
 
 def test_a_wrong_query_fails_with_spark_s_message_without_a_stack_trace(runtime, files):
-    with pytest.raises(AnalyticsQueryError) as failed:
+    with pytest.raises(SparkQueryError) as failed:
         run_query(runtime, files, "SELECT no_such_column FROM provenance", components=None, max_rows=10, timeout=300)
     assert "no_such_column" in str(failed.value) and "\tat " not in str(failed.value)
+    assert failed.value.error_class == "UNRESOLVED_COLUMN.WITH_SUGGESTION"
 
 
 def test_sql_on_files_is_switched_off(runtime, files):
-    with pytest.raises(AnalyticsQueryError) as failed:
+    with pytest.raises(SparkQueryError) as failed:
         run_query(runtime, files, f"SELECT * FROM parquet.`{files[0]}`", components=MINE, max_rows=10, timeout=300)
-    assert "TABLE_OR_VIEW_NOT_FOUND" in str(failed.value)
+    assert failed.value.error_class == "TABLE_OR_VIEW_NOT_FOUND"
 
 
 SLOW = "SELECT count(*) FROM range(0, 4000000000) a WHERE hash(a.id) % 7 = 3"
@@ -191,8 +191,10 @@ def test_a_query_given_up_is_interrupted(runtime, files):
 
 DIES = """
 import sys
-from engine.spark.provenance_query import AnalyticsUnavailableError, jobs_runtime, run_query
-runtime = jobs_runtime("local[1]", {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false"})
+from engine.spark.provenance_query import jobs_runtime, run_query
+from engine.spark.runtime import SparkUnavailableError
+from engine.spark.settings import SparkSettings
+runtime = jobs_runtime(SparkSettings(master="local[1]", ui_enabled=False, driver_memory="512m"))
 def ask(sql):
     return run_query(runtime, [], sql, components=None, max_rows=5, timeout=120).rows
 print("before", ask("SELECT 1 AS one"), flush=True)
@@ -201,17 +203,18 @@ jvm.kill()
 jvm.wait()
 try:
     ask("SELECT 2 AS two")
-except AnalyticsUnavailableError as error:
+except SparkUnavailableError as error:
     print("unavailable:", error, flush=True)
 print("after", ask("SELECT 3 AS three"), flush=True)
 """
 
 
 def test_a_spark_that_dies_fails_the_query_as_unavailable_and_the_next_one_gets_a_new_spark():
-    """In a process of its own: killing the JVM must not disturb the other tests' Spark."""
+    """In a process of its own (killing the JVM must not disturb the other tests' Spark), with the
+    jobs process's runtime: the query fails as unavailable, the next one starts a new Spark."""
     result = subprocess.run([sys.executable, "-c", DIES], cwd=REPO_ROOT, capture_output=True, text=True, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
     lines = [line for line in result.stdout.splitlines() if line.split(" ")[0] in ("before", "unavailable:", "after")]
     assert lines[0] == "before [[1]]"
-    assert lines[1].startswith("unavailable: Spark (local[1]) stopped answering")
+    assert lines[1].startswith("unavailable: Spark's JVM is gone")
     assert lines[2] == "after [[3]]"

@@ -16,7 +16,7 @@ from flowsite import celery_app
 from flowsite.cluster.status import forget_answers
 from tests.cluster_nodes import InProcessNode
 from tests.engine.provenance.conftest import claim
-from tests.engine.spark.test_provenance_query import SPARK_CONF
+from tests.engine.spark.fixtures import TEST_SETTINGS, spark_runtime  # noqa: F401 (the test session's Spark)
 from tests.flowsite.cluster.conftest import Cluster, operator, small_flow
 from tests.flowsite.conftest import token_client
 
@@ -34,13 +34,15 @@ def eager_tasks():
 
 
 @pytest.fixture
-def analytics_settings(settings, redis_server, tmp_path, eager_tasks):
-    """The cluster's Redis, the shared analytics directory and the jobs' Spark of the tests."""
+def analytics_settings(settings, redis_server, tmp_path, eager_tasks, spark_runtime):  # noqa: F811
+    """The cluster's Redis, the shared analytics directory, and as the jobs' Spark the test
+    session's (``TEST_SETTINGS``: the job finds the process's runtime set up as it wants it)."""
     settings.REDIS_URL = f"redis://127.0.0.1:{redis_server.port}/0"
     settings.FLOWSITE_CLUSTER = "default"
     settings.FLOWSITE_ANALYTICS_DIR = tmp_path / "analytics"
-    settings.SPARK_MASTER = "local[2]"
-    settings.FLOWSITE_ANALYTICS_SPARK_CONF = SPARK_CONF
+    settings.SPARK_MASTER = TEST_SETTINGS.master
+    settings.FLOWSITE_ANALYTICS_SPARK = {"ui_enabled": TEST_SETTINGS.ui_enabled,
+                                         "driver_memory": TEST_SETTINGS.driver_memory, "conf": TEST_SETTINGS.conf}
     settings.FLOWSITE_ANALYTICS_EXPORT_TIMEOUT = 30.0
     forget_answers()
     yield settings

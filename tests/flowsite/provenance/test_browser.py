@@ -5,11 +5,11 @@ operator — against two in-process nodes, a real Redis and a local Spark."""
 from __future__ import annotations
 
 import pytest
-from django.conf import settings
 from django.contrib.auth.models import Permission
 from playwright.sync_api import expect
 
 from engine.spark.provenance_query import jobs_runtime, run_query
+from flowsite.provenance.jobs import spark_settings
 from flowsite.tenancy.models import OPERATE_PLATFORM
 from tests.flowsite.browser import chromium_page, log_in
 from tests.flowsite.provenance.conftest import events_of
@@ -24,8 +24,7 @@ def test_ask_a_question_and_run_sql_in_the_browser(live_server, transactional_db
     a = world.ids(world.flow_a)
     world.record("n1", *events_of(a, "a-1", 10))
     world.record("n2", *events_of(a, "a-2", 20))
-    run_query(jobs_runtime(settings.SPARK_MASTER, settings.FLOWSITE_ANALYTICS_SPARK_CONF), [], "SELECT 1",
-              components=None, max_rows=1, timeout=300)
+    run_query(jobs_runtime(spark_settings()), [], "SELECT 1", components=None, max_rows=1, timeout=300)
 
     with chromium_page() as page:
         page.goto(f"{live_server.url}/login/")

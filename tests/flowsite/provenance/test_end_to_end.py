@@ -45,18 +45,24 @@ def platform(tmp_path, redis_server, settings):
         REPO_ROOT, {**os.environ, **env, "REDIS_URL": settings.REDIS_URL, "CELERY_BROKER_URL": broker,
                     "FLOWSITE_CLUSTER": "default", "SPARK_MASTER": "local[1]"})
     saved = celery_app.conf.broker_url
-    celery_app.close()
-    celery_app.conf.broker_url = broker
+    use_broker(broker)
     try:
         cluster.wait_connected("n1", "n2")
         worker.wait_for_output("ready", timeout=120)
         yield cluster, worker, analytics_dir
     finally:
-        celery_app.close()
-        celery_app.conf.broker_url = saved
+        use_broker(saved)
         worker.terminate()
         cluster.stop_all()
         forget_answers()
+
+
+def use_broker(url: str) -> None:
+    """Send this process's Celery tasks to the broker at ``url``: the connection and producer
+    pools Celery made for the previous broker (if any) are dropped, to be made again."""
+    celery_app.conf.broker_url = url
+    celery_app._pool = None
+    celery_app.amqp._producer_pool = None
 
 
 def running_flow(world) -> dict:
