@@ -52,6 +52,8 @@ ENVIRONMENT_VARIABLES = {
                     "sc://host:port",
     "FLOWSITE_SPARK_STAGING_DIR": "where nodes stage large batches as Parquet for Spark; the Spark workers must see it "
                                   "at the same path (default: <node data dir>/spark-staging)",
+    "FLOWSITE_ANALYTICS_DIR": "the analytics directory shared by the nodes, the jobs process and Spark, at the same "
+                              "path everywhere: nodes export provenance there as Parquet (default .local/analytics)",
     "SECURE_SSL_REDIRECT": "redirect plain HTTP to HTTPS in production (default true)",
     "SECURE_PROXY_SSL_HEADER": "set to true behind a TLS-terminating proxy that sends X-Forwarded-Proto",
     "FLOWSITE_MAX_REQUEST_BYTES": "largest request body accepted, in bytes (default 16 MiB)",
@@ -175,6 +177,7 @@ INSTALLED_APPS = [
     "flowsite.api",
     "flowsite.portal",
     "flowsite.cluster",
+    "flowsite.provenance",
     "workers",
 ]
 
@@ -274,6 +277,21 @@ SPARK_STAGING_DIR = _env("FLOWSITE_SPARK_STAGING_DIR", "")
 if SPARK_STAGING_DIR and not os.path.isabs(SPARK_STAGING_DIR):
     raise ImproperlyConfigured(f"FLOWSITE_SPARK_STAGING_DIR={SPARK_STAGING_DIR!r} is not an absolute path")
 
+# Provenance analytics (docs/analytics.md): nodes export provenance as Parquet under
+# <FLOWSITE_ANALYTICS_DIR>/provenance/<node>/, where the jobs process (and a Spark cluster's
+# workers) read it: a directory every one of them sees at the same path (compose: a shared volume).
+FLOWSITE_ANALYTICS_DIR = Path(_env("FLOWSITE_ANALYTICS_DIR", str(BASE_DIR / ".local" / "analytics")))
+#: How long an analytics request and its result are kept, in seconds.
+FLOWSITE_ANALYTICS_RESULT_SECONDS = 3600
+#: The most rows a result keeps (the rest are counted as cut off).
+FLOWSITE_ANALYTICS_MAX_ROWS = 1000
+#: How long the nodes may take to export, and the Spark query to run, in seconds.
+FLOWSITE_ANALYTICS_EXPORT_TIMEOUT = 300.0
+FLOWSITE_ANALYTICS_QUERY_TIMEOUT = 600.0
+#: The jobs process's Spark besides its master (SPARK_MASTER): engine.spark.settings.SparkSettings
+#: fields, e.g. {"driver_memory": "2g", "conf": {"spark.executor.memory": "2g"}}.
+FLOWSITE_ANALYTICS_SPARK: dict[str, object] = {"ui_enabled": False}
+
 AUTHENTICATION_BACKENDS = [
     "flowsite.lockout.LockoutBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -337,7 +355,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "flowsite.api.schema.AutoSchema",
     "EXCEPTION_HANDLER": "flowsite.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
-    "DEFAULT_THROTTLE_RATES": {"tokens": _env("FLOWSITE_TOKEN_CREATE_RATE", "20/hour")},
+    "DEFAULT_THROTTLE_RATES": {"tokens": _env("FLOWSITE_TOKEN_CREATE_RATE", "20/hour"), "analytics": "120/hour"},
 }
 
 SPECTACULAR_SETTINGS = {

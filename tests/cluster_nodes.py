@@ -1,7 +1,8 @@
 """Real engine nodes run inside the test process, answering their command streams.
 
 ``InProcessNode`` runs an ``engine.node.StandaloneNode`` over a data directory and a
-``CommandListener`` with ``workers.commands.NodeCommands`` on a real Redis, verifying commands
+``CommandListener`` with ``workers.commands.NodeCommands`` on a real Redis (exporting provenance
+into ``analytics_dir`` when given), verifying commands
 with the cluster key of the settings (as ``manage.py runnode`` does). ``register`` writes
 what a node agent writes about itself (a heartbeat and a CONNECTED record); it stands in for the
 agent's registration only — the tests with real node processes live on the node side.
@@ -29,8 +30,9 @@ class InProcessNode:
     """Node ``node_id`` running ``document`` over ``data_dir`` (see the module docstring)."""
 
     def __init__(self, node_id: str, data_dir: Path, port: int, keys: ClusterKeys,
-                 signer: CommandSigner | None = None) -> None:
+                 signer: CommandSigner | None = None, analytics_dir: Path | None = None) -> None:
         self.node_id = node_id
+        self.analytics_dir = analytics_dir
         self.signer = signer or command_signer()
         self.data_dir = Path(data_dir)
         self.port = port
@@ -52,7 +54,8 @@ class InProcessNode:
             self.node.start()
             self.running = True
         self.listener = CommandListener(self.client(), self.keys, self.node_id, self.signer, block_ms=200)
-        NodeCommands(lambda: self.node.controller, self.node_id).register(self.listener)
+        NodeCommands(lambda: self.node.controller, self.node_id,
+                     analytics_dir=self.analytics_dir).register(self.listener)
         self.listener.start()
         return self
 

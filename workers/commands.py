@@ -14,15 +14,24 @@ node answers ``{"id", "here": false}``, and its status lists those tenants' grou
 | ``processor.start``/``stop``/``enable``/``disable`` | ``id`` | ``{"id", "run_status"}`` |
 | ``processor.terminate`` | ``id`` | ``{"id", "terminated"}`` |
 | ``queue.empty`` | ``id``, ``requester`` | ``{"id", "dropped"}`` |
+| ``provenance.export`` | ``token`` | ``{"node", "state", "percent", "report"?, "error"?}`` |
+
+``provenance.export`` exports the node's provenance as Parquet into its part of the analytics
+directory (``engine.provenance.export``) on a thread of its own, so the command answers at once:
+the requester asks again with the same ``token`` until the state is ``done`` (with the export's
+report) or ``failed`` (``engine.provenance.export_service``).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any, Callable
 
 from engine.cluster.bus import Command, CommandListener
 from engine.node import StandaloneNode
+from engine.provenance.export import ExportReport, ProvenanceExporter, component_names, node_export_directory
+from engine.provenance.export_service import ExportService
 from engine.runtime.controller import FlowController
 
 __all__ = ["NoFlowError", "NodeCommands"]
@@ -35,13 +44,16 @@ class NoFlowError(RuntimeError):
 class NodeCommands:
     """The command handlers of node ``node_id``; ``controller()`` gives the controller of the
     flow the node runs, or None while it runs none; ``node``, when given, says which tenants
-    run on other nodes."""
+    run on other nodes; ``analytics_dir`` is the shared analytics directory provenance is
+    exported into (None: the node does not export)."""
 
     def __init__(self, controller: Callable[[], FlowController | None], node_id: str,
-                 node: StandaloneNode | None = None) -> None:
+                 node: StandaloneNode | None = None, analytics_dir: Path | None = None) -> None:
         self._controller = controller
         self.node_id = node_id
         self.node = node
+        self.analytics_dir = analytics_dir
+        self._exports = ExportService(self._export, name=f"provenance-export-{node_id}")
 
     def _elsewhere(self, identifier: str) -> dict[str, Any] | None:
         """The answer for a component this node holds but does not run, else None."""
@@ -58,6 +70,7 @@ class NodeCommands:
         listener.register("processor.disable", self._processor_action(FlowController.disable_processor))
         listener.register("processor.terminate", self.terminate)
         listener.register("queue.empty", self.empty_queue)
+        listener.register("provenance.export", self.export_provenance)
 
     def controller(self) -> FlowController:
         """The running flow's controller; raises NoFlowError when there is none."""
@@ -102,6 +115,22 @@ class NodeCommands:
             return away
         requester = str(command.args.get("requester") or "an operator")
         return {"id": identifier, "dropped": self.controller().drop_queue(identifier, requester)}
+
+
+    def export_provenance(self, command: Command) -> dict[str, Any]:
+        """The state of the export serving the command's ``token`` (one is started if need be)."""
+        if self.analytics_dir is None:
+            raise RuntimeError(f"node {self.node_id} has no analytics directory to export provenance into "
+                               "(FLOWSITE_ANALYTICS_DIR)")
+        self.controller()
+        return {"node": self.node_id, **self._exports.request(command.args.get("token"))}
+
+    def _export(self, progress: Callable[[float], None]) -> ExportReport:
+        controller = self.controller()
+        exporter = ProvenanceExporter(controller.storage.provenance,
+                                      node_export_directory(self.analytics_dir, self.node_id), self.node_id,
+                                      lambda: component_names(controller.flow))
+        return exporter.export(current=True, progress=progress)
 
 
 def _identifier(command: Command) -> str:

@@ -2,9 +2,10 @@
 
 Platform addresses: the Redis of ``REDIS_URL`` and every ``host:port`` of the comma-separated
 ``FLOWSITE_PLATFORM_ADDRESSES`` (the web tier, PostgreSQL, other nodes' ports). Protected
-directories: the project's ``.local`` (secrets, databases, node data) and, when the node's data
-directory sits beside other nodes' data directories, their parent; in both, the files root and
-what lies under it stay open, so a tenant root placed there still works.
+directories: the project's ``.local`` (secrets, databases, node data), the analytics directory
+(every tenant's provenance, exported) and, when the node's data directory sits beside other
+nodes' data directories, their parent; in all, the files root and what lies under it stay open,
+so a tenant root placed there still works.
 """
 
 from __future__ import annotations
@@ -30,10 +31,13 @@ def platform_addresses(redis_url: str, environ: dict[str, str] | os._Environ = o
     return addresses
 
 
-def protected_paths(project_dir: Path, data_dir: Path, files_root: Path | None) -> list[str]:
+def protected_paths(project_dir: Path, data_dir: Path, files_root: Path | None,
+                    analytics_dir: Path | None = None) -> list[str]:
     """The platform's directories this node must refuse to every component (see the module docstring)."""
     keep = files_root.resolve() if files_root is not None else None
     paths = _around(project_dir.resolve() / ".local", keep)
+    if analytics_dir is not None:
+        paths += _around(analytics_dir.resolve(), keep)
     parent = data_dir.resolve().parent
     siblings = [child for child in parent.iterdir() if child.is_dir() and child != data_dir.resolve()
                 and ((child / FLOW_FILE).exists() or (child / LOCK_FILE).exists())] if parent.is_dir() else []

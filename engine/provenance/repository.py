@@ -425,6 +425,12 @@ class ProvenanceRepository:
 
     # -- reads --------------------------------------------------------------------------------
 
+    def shards(self) -> list[Shard]:
+        """The shards, oldest first; the last one is the shard being written (the next rollover
+        may add to it), every other one is closed and never changes until it is deleted."""
+        with self._lock:
+            return list(self._shards)
+
     def _shards_newest_first(self) -> list[Shard]:
         with self._lock:
             return list(reversed(self._shards))

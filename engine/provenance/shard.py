@@ -482,6 +482,13 @@ class Shard:
         values.append(limit)
         return [row[0] for row in self._query(sql, values)]
 
+    def blocks(self) -> list[tuple[int, Path, int, int]]:
+        """``(first id, segment path, offset, length)`` of every indexed block, in id order
+        (read each with ``segment.read_block``; framed when ``segment_version`` is current)."""
+        with self._lock:
+            return [(first_id, self.path / name, offset, length)
+                    for first_id, (name, offset, length) in zip(self._block_ids, self._blocks)]
+
     def term_ids(self, key: int) -> list[int]:
         """Ids of the events indexed under term ``key`` (see ``codec.index_fragments``), ascending."""
         return [row[0] for row in self._query("SELECT event_id FROM terms WHERE key = ?", (key,))]

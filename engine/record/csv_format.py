@@ -28,6 +28,7 @@ import pyarrow.csv as pacsv
 
 from engine.record.api import BATCH_RECORDS, MalformedRecordError, RecordReader, RecordSetWriter, WriteResult
 from engine.record.schema import RecordSchema
+from engine.record.cursors import StreamCursor, StreamCursors
 from engine.record.values import ConversionError, TemporalFormats, conform_batch, format_column, infer_text_type
 
 __all__ = ["BLOCK_SIZE", "CsvDialect", "CsvReader", "CsvWriter", "DIALECTS", "INFERENCE_RECORDS"]
@@ -117,8 +118,8 @@ class CsvReader(RecordReader):
     def __init__(self, stream: BinaryIO, dialect: CsvDialect, *, schema: RecordSchema | None = None,
                  header: bool = True, ignore_header_names: bool = False, strings: bool = False,
                  formats: TemporalFormats = TemporalFormats(), encoding: str = "UTF-8") -> None:
-        self._stream = stream
         self._start = stream.tell()
+        self._cursors = StreamCursors(stream)
         self._dialect = dialect
         self._formats = formats
         self._encoding = encoding
@@ -149,9 +150,10 @@ class CsvReader(RecordReader):
     def schema(self) -> RecordSchema:
         return self._schema
 
-    def _source(self):
-        self._stream.seek(self._start)
-        dialect, source = self._dialect, self._stream
+    def _source(self) -> tuple[BinaryIO, StreamCursor]:
+        """The content for one pyarrow reader (its own cursor, rewritten as the dialect needs)."""
+        dialect = self._dialect
+        cursor = source = self._cursors.open(self._start)
         if dialect.comment:
             marker = re.escape(dialect.comment.encode(self._encoding))
             source = _LineFilter(source, re.compile(rb"(?m)^" + marker + rb"[^\n]*(\n|$)"), b"")
@@ -160,7 +162,7 @@ class CsvReader(RecordReader):
             separator = re.escape(dialect.delimiter.encode(self._encoding))
             pattern = re.compile(rb"(?m)(?:^|(?<=" + separator + rb"))" + null + rb"(?=" + separator + rb"|\r?$)")
             source = _LineFilter(source, pattern, _NULL_SENTINEL.encode(self._encoding))
-        return source
+        return source, cursor
 
     def _options(self, names: list[str] | None, skip: int):
         dialect = self._dialect
@@ -188,8 +190,9 @@ class CsvReader(RecordReader):
         read.block_size = 64 << 10  # small: pyarrow reads dozens of blocks ahead
         reader = None
         while True:
+            source, cursor = self._source()
             try:
-                reader = pacsv.open_csv(self._source(), read_options=read, parse_options=parse)
+                reader = pacsv.open_csv(source, read_options=read, parse_options=parse)
                 first = reader.read_next_batch()
                 break
             except StopIteration:
@@ -204,6 +207,7 @@ class CsvReader(RecordReader):
             finally:
                 if reader is not None:
                     reader.close()
+                cursor.release()
         values = [str(first.column(i)[0].as_py() or "") for i in range(first.num_columns)]
         return [value.strip() for value in values] if self._dialect.trim else values
 
@@ -212,10 +216,11 @@ class CsvReader(RecordReader):
         if names == []:  # empty content
             return iter(())
         try:
-            return pacsv.open_csv(self._source(), read_options=read, parse_options=parse, convert_options=convert)
+            return pacsv.open_csv(self._source()[0], read_options=read, parse_options=parse, convert_options=convert)
         except StopIteration:
             return iter(())
         except (pa.ArrowInvalid, UnicodeDecodeError) as error:
+            self._cursors.release()
             raise self._error(error) from None
 
     def _error(self, error: Exception) -> MalformedRecordError:
@@ -267,16 +272,26 @@ class CsvReader(RecordReader):
     def batches(self) -> Iterator[pa.RecordBatch]:
         schema = self._schema.arrow
         buffered, self._buffered = self._buffered, []
-        for batch in _chain(buffered, self._raw()):
-            for start in range(0, batch.num_rows, BATCH_RECORDS):
-                part = batch.slice(start, BATCH_RECORDS)
-                try:
-                    converted = conform_batch(part, schema, self._formats)
-                except ConversionError as error:
-                    raise MalformedRecordError(f"record {self._records + error.index + 1}, field {error.field!r}: "
-                                               f"{error}") from None
-                self._records += part.num_rows
-                yield converted
+        try:
+            for batch in _chain(buffered, self._raw()):
+                for start in range(0, batch.num_rows, BATCH_RECORDS):
+                    part = batch.slice(start, BATCH_RECORDS)
+                    try:
+                        converted = conform_batch(part, schema, self._formats)
+                    except ConversionError as error:
+                        raise MalformedRecordError(f"record {self._records + error.index + 1}, field "
+                                                   f"{error.field!r}: {error}") from None
+                    self._records += part.num_rows
+                    yield converted
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Stop pyarrow's read-ahead: nothing reads the stream after this."""
+        close = getattr(self._reader, "close", None)
+        if close is not None:
+            close()
+        self._cursors.release()
 
 
 def _chain(first: list[pa.RecordBatch], rest: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -335,7 +350,9 @@ class CsvWriter(RecordSetWriter):
     def finish(self) -> WriteResult:
         if not self._header_written:
             self._write_header()
-        self._stream.flush()
+        flush = getattr(self._stream, "flush", None)  # a session's content writer has only write
+        if flush is not None:
+            flush()
         attributes = {"mime.type": "text/csv", "record.count": str(self._count), **self._attributes}
         return WriteResult(self._count, attributes)
 

@@ -30,6 +30,7 @@ import pyarrow.json as pajson
 
 from engine.record.api import BATCH_RECORDS, MalformedRecordError, RecordReader, RecordSetWriter, WriteResult
 from engine.record.schema import RecordSchema
+from engine.record.cursors import StreamCursor, StreamCursors
 from engine.record.values import ConversionError, TemporalFormats, conform_batch, describe, format_column, \
     infer_text_type, merge_types, unsliced
 
@@ -187,6 +188,8 @@ class JsonReader(RecordReader):
         self._stream = stream
         self._options = {"allow_comments": True} if allow_comments else {}
         self._start = stream.tell()
+        self._cursors = StreamCursors(stream)
+        self._cursor: StreamCursor | None = None
         self._formats = formats
         self._records = 0
         self._prefix, self._multiple = self._locate(starting_field)
@@ -226,10 +229,10 @@ class JsonReader(RecordReader):
             return None, False
         if starting_field is None:
             return ("item", False) if head[:1] == b"[" else ("", True)
-        self._stream.seek(self._start)
+        self._cursor = self._cursors.open(self._start)
         expect = False
         try:
-            for prefix, event, value in ijson.parse(self._stream, multiple_values=True, **self._options):
+            for prefix, event, value in ijson.parse(self._cursor, multiple_values=True, **self._options):
                 if expect:
                     if event == "start_array":
                         return f"{prefix}.item", False
@@ -243,7 +246,8 @@ class JsonReader(RecordReader):
 
     def _first_line_is_object(self) -> bool:
         self._stream.seek(self._start)
-        line = self._stream.readline(_BLOCK_SIZE).strip()
+        head = self._stream.read(_BLOCK_SIZE)  # one read: the content stream may be unbuffered
+        line = head.split(b"\n", 1)[0].strip()
         if not line.startswith(b"{"):
             return False
         try:
@@ -255,8 +259,8 @@ class JsonReader(RecordReader):
         """The record values, after the first ``skip`` ones."""
         if self._prefix is None:
             return iter(())
-        self._stream.seek(self._start)
-        values = ijson.items(self._stream, self._prefix, multiple_values=self._multiple, use_float=True,
+        self._cursor = self._cursors.open(self._start)
+        values = ijson.items(self._cursor, self._prefix, multiple_values=self._multiple, use_float=True,
                              **self._options)
         for _ in range(skip):
             next(values, None)
@@ -273,46 +277,53 @@ class JsonReader(RecordReader):
         lines = [line.strip() for line in str(error).splitlines() if line.strip()]
         detail = lines[0] if lines else type(error).__name__
         context = f" near {lines[1]!r}" if len(lines) > 2 else ""
-        try:
-            offset = f" (byte offset {self._stream.tell() - self._start} read)"
-        except (OSError, ValueError):
-            offset = ""
+        offset = f" ({self._cursor.tell() - self._start} bytes read)" if self._cursor is not None else ""
         return MalformedRecordError(f"JSON is malformed after record {self._records}{offset}: {detail}{context}")
 
     def batches(self) -> Iterator[pa.RecordBatch]:
-        if self._lines and not _has_map(self._transport):
-            yield from self._line_batches()
-            if self._records_done:
-                return
-            values = self._values(self._records)
-        elif self._pending is not None:
-            values = _chain(self._sample, self._pending)
-        else:
-            values = self._values(0)
-        yield from self._value_batches(values)
+        try:
+            if self._lines and not _has_map(self._transport):
+                yield from self._line_batches()
+                if self._records_done:
+                    return
+                values = self._values(self._records)
+            elif self._pending is not None:
+                values = _chain(self._sample, self._pending)
+            else:
+                values = self._values(0)
+            yield from self._value_batches(values)
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Nothing reads the stream after this (pyarrow's read-ahead included)."""
+        self._cursors.release()
 
     def _line_batches(self) -> Iterator[pa.RecordBatch]:
         """JSON lines through pyarrow.json; stops (``_records_done`` False) at a block it refuses."""
         self._records_done = False
-        self._stream.seek(self._start)
+        cursor = self._cursors.open(self._start)
         options = pajson.ParseOptions(explicit_schema=pa.schema(list(self._transport)),
                                       unexpected_field_behavior="ignore", newlines_in_values=False)
+        reader = None
         try:
-            reader = pajson.open_json(self._stream, read_options=pajson.ReadOptions(use_threads=False,
-                                                                                      block_size=_BLOCK_SIZE),
+            reader = pajson.open_json(cursor, read_options=pajson.ReadOptions(use_threads=False,
+                                                                                block_size=_BLOCK_SIZE),
                                       parse_options=options)
+            while True:
+                try:
+                    block = reader.read_next_batch()
+                except StopIteration:
+                    self._records_done = True
+                    return
+                for start in range(0, block.num_rows, BATCH_RECORDS):
+                    yield self._converted(block.slice(start, BATCH_RECORDS))
         except (pa.ArrowInvalid, StopIteration):
-            return
-        while True:
-            try:
-                block = reader.read_next_batch()
-            except StopIteration:
-                self._records_done = True
-                return
-            except pa.ArrowInvalid:
-                return  # values of other types (coerced by the ijson path), or not JSON lines after all
-            for start in range(0, block.num_rows, BATCH_RECORDS):
-                yield self._converted(block.slice(start, BATCH_RECORDS))
+            return  # values of other types (coerced by the ijson path), or not JSON lines after all
+        finally:
+            if reader is not None:
+                reader.close()
+            cursor.release()  # pyarrow may still be reading ahead: it now reads nothing
 
     def _value_batches(self, values: Iterator[Any]) -> Iterator[pa.RecordBatch]:
         chunk: list[dict] = []
@@ -437,6 +448,13 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
+def _flush(stream: BinaryIO) -> None:
+    """Flush a stream that can be flushed (a session's content writer has only ``write``)."""
+    flush = getattr(stream, "flush", None)
+    if flush is not None:
+        flush()
+
+
 class JsonWriter(RecordSetWriter):
     """Writes records as a JSON array or one object per line (NiFi's Output Grouping)."""
 
@@ -490,6 +508,6 @@ class JsonWriter(RecordSetWriter):
             self._out.write(b"[]" if self._count == 0 else (b"\n]" if self._option else b"]"))
         if self._compressor is not None:
             self._compressor.close()  # writes the compressed stream's end; the stream stays open
-        self._stream.flush()
+        _flush(self._stream)
         attributes = {"mime.type": self._mime_type, "record.count": str(self._count), **self._attributes}
         return WriteResult(self._count, attributes)

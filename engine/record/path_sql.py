@@ -213,12 +213,15 @@ class SqlCompiler:
             self.root = Branch("struct(*)", None, "root", None, is_root=True)
 
     def fail(self, message: str) -> RecordPathError:
+        """The error for a part of the path Spark cannot run."""
         return RecordPathError(f"cannot run on Spark: {message}", path=self.path.text)
 
     def new_var(self) -> str:
+        """A lambda variable name not used elsewhere in this compilation."""
         return f"__rp{next(self._vars)}"
 
     def need_type(self, branch: Branch, what: str) -> pa.DataType:
+        """``branch``'s type; raises when the schema was not given."""
         if branch.type is None:
             raise self.fail(f"{what} needs the record schema (pass schema=)")
         return branch.type
@@ -248,6 +251,7 @@ class SqlCompiler:
         return out
 
     def step(self, node: Node, b: Branch, ctx: Branch) -> list[Branch]:
+        """The branches one path segment selects from branch ``b``."""
         if isinstance(node, Child):
             return [self.child(b, node.name)]
         if isinstance(node, Current):
@@ -273,7 +277,8 @@ class SqlCompiler:
             return [k for k in keyed if k is not None]
         if isinstance(node, WildcardIndex):
             if is_struct(b.type):
-                return [self.child(b, f.name) for f in struct_fields(b.type)]
+                whole = () if b.is_root else (f"{b.value} IS NOT NULL",)
+                return [replace(self.child(b, f.name), conds=b.conds + whole) for f in struct_fields(b.type)]
             if is_map_type(b.type):
                 return [self.expand(b, f"map_values({b.value})", b.type.item_type)]
             if b.type is None or is_list(b.type):
@@ -282,6 +287,7 @@ class SqlCompiler:
         raise self.fail(f"unexpected {type(node).__name__}")  # unreachable
 
     def child(self, b: Branch, name: str, not_null: bool = False) -> Branch:
+        """Field ``name`` of ``b`` (NULL when ``b`` is no record with that field, as NiFi's missing child)."""
         t = b.type
         if b.is_root and self.schema is None:
             value, field_type = quote(name), None
@@ -296,8 +302,10 @@ class SqlCompiler:
         return Branch(value, field_type, name, b, b.frames, conds)
 
     def map_key(self, b: Branch, key: str) -> Branch | None:
+        """Map entry ``key`` of ``b`` (a record's field, leniently); ``None`` when ``b`` can have none."""
         if is_struct(b.type) or (b.is_root and self.schema is None):
-            return replace(self.child(b, key), name=b.name, parent=b)
+            whole = () if b.is_root else (f"{b.value} IS NOT NULL",)
+            return replace(self.child(b, key), name=b.name, parent=b, conds=b.conds + whole)
         if is_map_type(b.type):
             value = f"try_element_at({b.value}, {sql_string(key)})"
             return Branch(value, b.type.item_type, b.name, b, b.frames, b.conds + (f"{b.value} IS NOT NULL",))
@@ -312,6 +320,7 @@ class SqlCompiler:
         return Branch(frame.var, element, b.name, parent or b, b.frames + (frame,))
 
     def index(self, node: Index, b: Branch) -> list[Branch]:
+        """Array elements by index: one branch for ``[i]``, an expanded one for lists and ranges."""
         if not (b.type is None or is_list(b.type)):
             return []
         element = element_type(b.type)
@@ -331,6 +340,7 @@ class SqlCompiler:
         return [self.expand(b, array, element)]
 
     def descendants(self, b: Branch, name: str | None) -> list[Branch]:
+        """Every non-null field called ``name`` (any, for ``None``) under ``b``, in NiFi's order."""
         if not is_struct(b.type):
             return []
         out: list[Branch] = []
@@ -393,6 +403,7 @@ class SqlCompiler:
         return items[0] if len(items) == 1 else f"concat({', '.join(items)})"
 
     def is_scalar_in(self, b: Branch, ctx: Branch) -> bool:
+        """Whether ``b`` is one value in the scope of ``ctx`` (it iterates over no array of its own)."""
         return _common_prefix(b.frames, ctx.frames) == len(b.frames)
 
     def first(self, node: Node, ctx: Branch, non_null: bool = False) -> tuple[str, pa.DataType | None]:

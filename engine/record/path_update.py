@@ -92,6 +92,7 @@ class _Rebuilder:
         self.value = value
 
     def new_value(self, loc: Branch) -> str:
+        """SQL of the value to set at ``loc`` (see the module docstring for the forms of ``value``)."""
         from engine.record.path import RecordPath
 
         value = self.value
@@ -111,10 +112,12 @@ class _Rebuilder:
         return str(value(loc.value))
 
     def leaf(self, loc: Branch, conds: list[str]) -> str:
+        """The new value at ``loc``, or its old one where the conditions on the way do not hold."""
         new = self.new_value(loc)
         return f"CASE WHEN {all_of(conds)} THEN {new} ELSE {loc.value} END" if conds else new
 
     def struct_with(self, loc: Branch, replacements: dict[str, str], added: tuple[str, str] | None = None) -> str:
+        """The record ``loc`` rebuilt with some fields replaced (and one added); null stays null."""
         assert loc.type is not None
         parts = [f"{sql_string(f.name)}, " + (_nullable(replacements[f.name]) if f.name in replacements
                                                else deref(loc.value, f.name))
@@ -180,6 +183,7 @@ class _Rebuilder:
         return loc.value
 
     def positions(self, step: Index, array: str, position: str) -> str:
+        """SQL true for the element positions an index step selects (NiFi's rules for negatives)."""
         size = f"size({array})"
         if step.single:
             wanted = step.ranges[0][0]
@@ -192,6 +196,7 @@ class _Rebuilder:
         return " OR ".join(options)
 
     def map_keys(self, loc: Branch, keys: tuple[str, ...], rest: list[Node], conds: list[str]) -> str:
+        """The map ``loc`` with the entries ``keys`` set (added when absent and nothing follows)."""
         current = loc.value
         for key in keys:
             literal = sql_string(key)
@@ -211,6 +216,7 @@ class _Rebuilder:
         return current
 
     def descend(self, loc: Branch, name: str | None, rest: list[Node], conds: list[str]) -> str:
+        """The record ``loc`` with every field ``name`` at any depth set (inside arrays of records too)."""
         if not is_struct(loc.type):
             return loc.value
         replacements = {}

@@ -22,7 +22,8 @@ long/time-micros                    time64[us]
 long/timestamp-millis (TIMESTAMP)   timestamp[ms, UTC]
 long/timestamp-micros               timestamp[us, UTC]
 long/local-timestamp-millis         timestamp[ms]
-bytes|fixed/decimal (DECIMAL)       decimal128(precision, scale)
+bytes|fixed/decimal (DECIMAL)       decimal128(precision, scale); decimal256
+                                    above precision 38
 array (ARRAY)                       list
 map (MAP)                           map<string, value>
 record (RECORD)                     struct
@@ -131,7 +132,7 @@ def avro_to_arrow(schema: Any, named: dict[str, pa.DataType] | None = None) -> p
     kind = schema["type"]
     logical = schema.get("logicalType")
     if logical == "decimal":
-        return pa.decimal128(int(schema.get("precision", 38)), int(schema.get("scale", 0)))
+        return _decimal(schema)
     if isinstance(kind, str) and (kind, logical) in _LOGICAL:
         return _LOGICAL[(kind, logical)]
     if kind == "record":
@@ -158,6 +159,15 @@ def avro_to_arrow(schema: Any, named: dict[str, pa.DataType] | None = None) -> p
     if kind == "map":
         return pa.map_(pa.string(), avro_to_arrow(schema.get("values"), named))
     return avro_to_arrow(kind, named)
+
+
+def _decimal(schema: dict[str, Any]) -> pa.DataType:
+    """decimal128 up to precision 38 (what Spark holds), decimal256 up to 76; SchemaError beyond."""
+    try:
+        precision, scale = int(schema.get("precision", 38)), int(schema.get("scale", 0))
+        return pa.decimal128(precision, scale) if precision <= 38 else pa.decimal256(precision, scale)
+    except (TypeError, ValueError) as error:
+        raise SchemaError(f"decimal {schema!r} has no usable precision and scale: {error}") from None
 
 
 def _accepts_null(avro_type: Any) -> bool:

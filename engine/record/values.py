@@ -34,9 +34,9 @@ from engine.components import PropertyDescriptor
 if TYPE_CHECKING:
     from engine.components.context import ConfigurationContext
 
-__all__ = ["DATE_FORMAT", "TIME_FORMAT", "TIMESTAMP_FORMAT", "ConversionError", "TemporalFormats",
-           "conform_array", "conform_batch", "unsliced", "convert_column", "format_column", "infer_text_type", "java_pattern",
-           "merge_types"]
+__all__ = ["DATE_FORMAT", "TIME_FORMAT", "TIMESTAMP_FORMAT", "ConversionError", "TemporalFormats", "conform_array",
+           "conform_batch", "convert_column", "describe", "format_column", "infer_text_type", "java_pattern",
+           "merge_types", "unsliced"]
 
 
 class ConversionError(ValueError):

@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from flowsite.api.views import catalogue, components, flow, platform, tenants, tokens, versions
 from flowsite.cluster.api import views as cluster
+from flowsite.provenance.api import views as provenance
 
 app_name = "api"
 
@@ -58,4 +59,10 @@ urlpatterns = [
     path("cluster/deployments/<str:deploy_id>", cluster.DeploymentDetail.as_view(), name="cluster-deployment"),
     path("flow/status", cluster.FlowStatus.as_view(), name="flow-status"),
     path("process-groups/<uuid:pk>/status", cluster.GroupStatus.as_view(), name="process-group-status"),
+
+    path("provenance-analytics", provenance.AnalyticsList.as_view(), name="provenance-analytics"),
+    path("provenance-analytics/questions", provenance.AnalyticsQuestions.as_view(),
+         name="provenance-analytics-questions"),
+    path("provenance-analytics/<str:request_id>", provenance.AnalyticsDetail.as_view(),
+         name="provenance-analytics-request"),
 ]

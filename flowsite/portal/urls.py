@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from flowsite.portal.views import auth, cluster, connections, endpoints, groups, processors, tenants, tokens
+from flowsite.portal.views import auth, cluster, connections, endpoints, groups, processors, provenance, tenants, tokens
 
 app_name = "portal"
 
@@ -33,6 +33,10 @@ urlpatterns = [
     path("cluster/nodes/<str:node>/reconnect", cluster.reconnect, name="cluster-reconnect"),
     path("cluster/nodes/<str:node>/offload", cluster.offload, name="cluster-offload"),
     path("cluster/nodes/<str:node>/remove", cluster.remove, name="cluster-remove"),
+
+    path("provenance/analytics/", provenance.index, name="analytics"),
+    path("provenance/analytics/<str:request_id>/", provenance.detail, name="analytics-request"),
+    path("provenance/analytics/<str:request_id>/delete", provenance.delete, name="analytics-delete"),
 
     path("tokens/", tokens.index, name="tokens"),
     path("tokens/<uuid:pk>/revoke", tokens.revoke, name="token-revoke"),

@@ -35,8 +35,10 @@ class GrantError(ValueError):
 
 def platform_dirs() -> tuple[str, ...]:
     """The platform's own directories: the installation (code, .local data and secrets, static
-    files) and any the deployment names in ``FLOWSITE_PLATFORM_DIRS``."""
-    dirs = [str(settings.BASE_DIR), str(settings.STATIC_ROOT), *settings.FLOWSITE_PLATFORM_DIRS]
+    files), the analytics directory (every tenant's provenance) and any the deployment names in
+    ``FLOWSITE_PLATFORM_DIRS``."""
+    dirs = [str(settings.BASE_DIR), str(settings.STATIC_ROOT), str(settings.FLOWSITE_ANALYTICS_DIR),
+            *settings.FLOWSITE_PLATFORM_DIRS]
     return tuple(os.path.normpath(str(d)) for d in dirs)
 
 

@@ -220,12 +220,19 @@ def test_each_node_has_its_own_volume_at_its_data_directory_and_shares_the_tenan
         files_root = command[command.index("--files-root") + 1]
         mounts = dict(reversed(mount.split(":")) for mount in SERVICES[name]["volumes"])
         staging = environment(name)["FLOWSITE_SPARK_STAGING_DIR"]
-        assert set(mounts) == {data_dir, files_root, staging}
+        assert set(mounts) == {data_dir, files_root, staging, "/analytics"}
         assert mounts[files_root] == "tenant-files"
         assert mounts[staging] == "spark-staging"
         volumes.append(mounts[data_dir])
     assert len(set(volumes)) == len(NODES)
     assert SERVICES["node-1"]["stop_grace_period"], "a node needs time to checkpoint"
+
+
+def test_the_analytics_volume_is_shared_by_the_nodes_the_jobs_and_spark_at_one_path():
+    path = SERVICES["jobs"]["environment"]["FLOWSITE_ANALYTICS_DIR"]
+    for name in [*NODES, "jobs", "spark-worker"]:
+        assert f"analytics:{path}" in SERVICES[name]["volumes"], name
+    assert "volumes" not in SERVICES["web"], "the web tier never reads a node's files"
 
 
 def test_dependencies_use_the_long_form_and_conditions_their_targets_support():

@@ -20,6 +20,7 @@ SCHEMA = pa.schema([
     ("tags", pa.list_(pa.string())), ("numbers", pa.list_(pa.int64())),
     ("orders", pa.list_(pa.struct([("id", pa.string()), ("total", pa.float64()), ("items", pa.list_(ITEM))]))),
     ("attrs", pa.map_(pa.string(), pa.string())),
+    ("contacts", pa.list_(pa.struct([("kind", pa.string()), ("value", pa.string())]))),
     ("born", pa.timestamp("ms", tz="UTC")), ("day", pa.date32()), ("payload", pa.binary()),
     ("eventDate", pa.string()), ("millis", pa.int64()),
 ])
@@ -34,6 +35,7 @@ JOHN = {
     "orders": [{"id": "o1", "total": 10.5, "items": [{"sku": "x", "qty": 1}, {"sku": "y", "qty": 2}]},
                {"id": "o2", "total": 99.0, "items": []}],
     "attrs": [("color", "red"), ("size", "L")],
+    "contacts": [{"kind": "email", "value": "john@example.com"}, {"kind": "phone", "value": None}],
     "born": dt.datetime(1980, 5, 17, 10, 30, tzinfo=UTC), "day": dt.date(2017, 10, 20), "payload": b"Hello",
     "eventDate": "2017-10-20T00:00:00Z", "millis": 1508457600000,
 }
@@ -42,13 +44,14 @@ JANE = {
     "homeAddress": {"number": "9", "street": "Elm St", "city": "Albany", "state": "NY", "zip": "12207"},
     "details": {"position": "", "preferredState": "NJ", "employer": "Acme", "vehicle": "bike", "phrase": "hi"},
     "tags": [], "numbers": [3], "orders": [{"id": "o3", "total": None, "items": [{"sku": "z", "qty": 5}]}],
-    "attrs": [("color", "blue")], "born": None, "day": None, "payload": None, "eventDate": "2000-01-02T03:04:05Z",
-    "millis": None,
+    "attrs": [("color", "blue")], "contacts": [], "born": None, "day": None, "payload": None,
+    "eventDate": "2000-01-02T03:04:05Z", "millis": None,
 }
 NOBODY = {
     "name": None, "age": None, "score": 1e20, "active": None,
     "workAddress": {"number": None, "street": None, "city": None, "state": None, "zip": None},
     "homeAddress": None, "details": None, "tags": None, "numbers": None, "orders": None, "attrs": None,
+    "contacts": None,
     "born": dt.datetime(2017, 10, 20, tzinfo=UTC), "day": dt.date(1970, 1, 1), "payload": b"",
     "eventDate": "not a date", "millis": 0,
 }

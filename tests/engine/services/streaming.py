@@ -1,5 +1,6 @@
-"""Peak memory of reading and writing a large content through record services, measured in a
-subprocess (ru_maxrss is the peak of a whole process)."""
+"""Record services on real content streams: a content repository's unbuffered claim readers and
+write-only content writers, and the peak memory of copying a large content (measured in a
+subprocess, as its own VmHWM)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,33 @@ import subprocess
 import sys
 from pathlib import Path
 
+def copy_through_repository(directory: Path, reader_factory, writer_factory, data: bytes,
+                            attributes: dict[str, str] | None = None) -> tuple[bytes, object]:
+    """Store ``data`` in a content repository, read it through its claim reader and write the
+    records through a content writer, as a session hands them to services; (bytes, WriteResult)."""
+    from engine.content.claims import ResourceClaimManager
+    from engine.content.config import ContentConfig
+    from engine.content.repository import ContentRepository
+
+    repository = ContentRepository({"c": directory}, ResourceClaimManager(), ContentConfig(sections=2))
+    try:
+        attributes = attributes or {}
+        with repository.open_reader(repository.write_bytes(data)) as source:
+            reader = reader_factory.create_reader(source, attributes)
+            target = repository.open_writer()
+            writer = writer_factory.create_writer(target, writer_factory.get_schema(attributes, reader.schema),
+                                                  attributes)
+            for batch in reader.batches():
+                writer.write_batch(batch)
+            result = writer.finish()
+            claim = target.close()
+        return repository.read_bytes(claim), result
+    finally:
+        repository.close()
+
+
 _SCRIPT = r"""
-import io, json, resource, sys
+import io, json, sys
 from engine.components import ConfigurationContext
 from engine.components.validation import component_descriptors
 from engine.components.registry import default_registry
@@ -39,11 +65,17 @@ def copy(source, target):
 # Arrow's thread pools and compute kernels allocate once, whatever the content: warm them up first.
 with open(spec["warmup"], "rb") as source:
     copy(source, io.BytesIO())
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+
+def peak_rss():
+    # VmHWM is this process's own peak: ru_maxrss may carry the forking parent's peak over exec.
+    with open("/proc/self/status") as status:
+        return int(status.read().split("VmHWM:")[1].split()[0]) * 1024
+
+
+before = peak_rss()
 with open(spec["input"], "rb") as source, open(spec["output"], "wb") as target:
     count, largest = copy(source, target)
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-print(json.dumps({"records": count, "largest_batch": largest, "growth": (after - before) * 1024}))
+print(json.dumps({"records": count, "largest_batch": largest, "growth": peak_rss() - before}))
 """
 
 

@@ -431,3 +431,56 @@ def test_inherit_needs_the_records_schema(services):
     writer = services.enable("writer", AvroRecordSetWriter, {})
     with pytest.raises(MalformedRecordError, match="Inherit Record Schema"):
         writer.get_schema({}, None)
+
+
+def test_decimals_beyond_38_digits(services):
+    big = {"type": "record", "name": "r", "fields": [
+        {"name": "d", "type": {"type": "bytes", "logicalType": "decimal", "precision": 40, "scale": 2}}]}
+    value = decimal.Decimal("12345678901234567890123456789012345678.91")
+    reader = services.enable("reader", AvroReader, {})
+    schema, table = read(reader, avro_file([{"d": value}], schema=big))
+    assert schema.arrow.field("d").type == pa.decimal256(40, 2)
+    assert table.column("d").to_pylist() == [value]
+    content, _ = write(services.enable("writer", AvroRecordSetWriter, {}), table, schema)
+    assert list(fastavro.reader(io.BytesIO(content))) == [{"d": value}]
+    too_big = json.loads(json.dumps(big))
+    too_big["fields"][0]["type"]["precision"] = 80
+    with pytest.raises(MalformedRecordError, match="the schema in the Avro header is not usable: decimal"):
+        read(reader, avro_file([], schema=too_big))
+
+
+class _Unbuffered(io.RawIOBase):
+    """An unbuffered, seekable content stream, like a session's content reader."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = io.BytesIO(data)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        return self._data.readinto(buffer)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self._data.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self._data.tell()
+
+
+def test_an_unbuffered_stream_is_read_through_a_buffer_and_left_open(services):
+    schema = {"type": "record", "name": "r", "fields": [{"name": "n", "type": "long"}]}
+    parsed = fastavro.parse_schema(schema)
+    datums = io.BytesIO()
+    for n in range(5000):
+        fastavro.schemaless_writer(datums, parsed, {"n": n})
+    reader = services.enable("reader", AvroReader, {"Schema Access Strategy": "schema-text-property",
+                                                    "Schema Text": json.dumps(schema)})
+    for content in (datums.getvalue(), avro_file(({"n": n} for n in range(5000)), schema=schema).getvalue()):
+        stream = _Unbuffered(content)
+        with reader.create_reader(stream, {}) as records:
+            assert records.read_all().column("n").to_pylist() == list(range(5000))
+        assert not stream.closed

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime
 import io
 import json
+import time
 
 import pyarrow as pa
 import pytest
@@ -15,7 +16,7 @@ from engine.record.api import BATCH_RECORDS, MalformedRecordError
 from engine.record.schema import RecordSchema
 from engine.services.apis import RecordReaderFactory, RecordSetWriterFactory
 from engine.services.record_csv import CSVReader, CSVRecordSetWriter, unescape
-from tests.engine.services.streaming import copy_peak_growth
+from tests.engine.services.streaming import copy_peak_growth, copy_through_repository
 
 PEOPLE = b"id,name,score,active,joined\n1,Alice,2.5,true,2024-01-02\n2,\"Smith, Bob\",3,false,\n3,Carol,,TRUE,2023-12-31\n"
 PERSON_SCHEMA = json.dumps({"type": "record", "name": "person", "fields": [
@@ -222,6 +223,27 @@ def test_batches_are_bounded(services):
     assert max(sizes) <= BATCH_RECORDS and sum(sizes) == 3 * BATCH_RECORDS + 5
 
 
+def test_a_reader_closed_early_reads_the_stream_no_more(services):
+    class Watched(io.BytesIO):
+        """Counts the reads made once the reader is closed (pyarrow reads ahead on a thread)."""
+        late = 0
+        closed_reader = False
+
+        def read(self, size=-1):
+            if self.closed_reader:
+                Watched.late += 1
+            return super().read(size)
+
+    reader = services.enable("reader", CSVReader, {})
+    stream = Watched(b"n,text\n" + b"".join(b"%d,row %d\n" % (i, i) for i in range(500_000)))
+    records = reader.create_reader(stream, {})
+    assert next(records.batches()).num_rows == BATCH_RECORDS
+    records.close()
+    stream.closed_reader = True
+    time.sleep(0.3)
+    assert Watched.late == 0
+
+
 # -- malformed content ------------------------------------------------------------------------
 
 def test_a_row_with_too_many_fields_names_its_line(services):
@@ -339,6 +361,15 @@ def test_csv_json_csv_round_trip(services):
         assert records.schema == RecordSchema.from_avro(result.attributes["avro.schema"])
         back, _ = write(csv_writer, records.schema, *records.batches())
     assert back == PEOPLE.replace(b",3,false", b",3.0,false").replace(b"TRUE", b"true")
+
+
+def test_content_repository_streams(services, tmp_path):
+    # a session's content reader is unbuffered and its writer has only write() and close()
+    reader = services.enable("reader", CSVReader, {"Date Format": "yyyy-MM-dd"})
+    writer = services.enable("writer", CSVRecordSetWriter, {"Date Format": "yyyy-MM-dd"})
+    data, result = copy_through_repository(tmp_path / "content", reader, writer, PEOPLE)
+    assert data == PEOPLE.replace(b",3,false", b",3.0,false").replace(b"TRUE", b"true")
+    assert result.attributes["record.count"] == "3"
 
 
 @pytest.mark.slow

@@ -3,9 +3,11 @@ inference, explicit schemas, the writer's options, malformed content and streami
 
 from __future__ import annotations
 
+import bz2
 import datetime
 import decimal
 import gzip
+import lzma
 import io
 import json
 
@@ -16,7 +18,7 @@ from engine.components import default_registry
 from engine.record.api import BATCH_RECORDS, MalformedRecordError
 from engine.record.schema import RecordSchema
 from engine.services.record_json import JsonRecordSetWriter, JsonTreeReader
-from tests.engine.services.streaming import copy_peak_growth
+from tests.engine.services.streaming import copy_peak_growth, copy_through_repository
 
 TEXT = {"Schema Access Strategy": "schema-text-property"}
 ORDER = {"type": "record", "name": "order", "fields": [
@@ -197,7 +199,7 @@ def test_lenient_parsing_allows_comments(services):
 
 def test_a_truncated_array(services):
     reader = services.enable("reader", JsonTreeReader, {})
-    with pytest.raises(MalformedRecordError, match=r"^JSON is malformed after record 2 \(byte offset 28 read\): "
+    with pytest.raises(MalformedRecordError, match=r"^JSON is malformed after record 2 \(28 bytes read\): "
                                                    r"parse error: premature EOF"):
         read(reader, b'[{"a": 1}, {"a": 2}, {"a": 3')
 
@@ -288,6 +290,20 @@ def test_json_round_trip(services):
     assert second == first
 
 
+@pytest.mark.parametrize("compression", ["none", "gzip", "bzip2", "xz-lzma2"])
+@pytest.mark.parametrize("data", [b'[{"a": 1, "b": "x"}, {"a": 2, "b": null}]', b'{"a": 1, "b": "x"}\n{"a": 2}\n'],
+                         ids=["array", "lines"])
+def test_content_repository_streams(services, tmp_path, compression, data):
+    # a session's content reader is unbuffered and its writer has only write() and close()
+    reader = services.enable("reader", JsonTreeReader, {})
+    writer = services.enable("writer", JsonRecordSetWriter, {"Compression Format": compression,
+                                                             "Output Grouping": "output-oneline"})
+    written, result = copy_through_repository(tmp_path / "content", reader, writer, data)
+    decompress = {"none": bytes, "gzip": gzip.decompress, "bzip2": bz2.decompress, "xz-lzma2": lzma.decompress}
+    assert decompress[compression](written) == b'{"a":1,"b":"x"}\n{"a":2,"b":null}'
+    assert result.attributes["mime.type"] == writer.mime_type
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("shape", ["array", "lines"])
 def test_a_200_mb_content_is_copied_in_bounded_memory(tmp_path, shape):
@@ -305,7 +321,7 @@ def test_a_200_mb_content_is_copied_in_bounded_memory(tmp_path, shape):
             n += 10_000
         out.write(end)
     warmup.write_bytes(start + separator.join(json.dumps({"id": i, "text": filler, "inner": {"flag": True}}).encode()
-                                              for i in range(100)) + end)
+                                              for i in range(BATCH_RECORDS + 1)) + end)
     outcome = copy_peak_growth("JsonTreeReader", {}, "JsonRecordSetWriter", {}, source, warmup, tmp_path / "copy.json")
     assert outcome["records"] == n and outcome["largest_batch"] <= BATCH_RECORDS
     assert outcome["growth"] < 100_000_000, outcome

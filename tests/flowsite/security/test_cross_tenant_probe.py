@@ -21,6 +21,7 @@ from engine.cluster.records import Heartbeat, NodeRecord, NodeState
 from flowsite.api.models import ApiToken
 from flowsite.cluster.models import Deployment
 from flowsite.flows.models import Component, Connection, FlowVersion, Funnel, Kind, Port, ProcessGroup, Processor
+from flowsite.provenance import analytics
 from tests.flowsite.cluster.conftest import cluster, small_flow  # noqa: F401 (the cluster fixture)
 from tests.flowsite.conftest import token_client
 
@@ -49,6 +50,13 @@ class Probe:
     random_body: Any = None
 
 
+class _Request:
+    """What ``analytics.scope_for`` reads of a request: its user (a portal session, no token)."""
+
+    def __init__(self, user) -> None:
+        self.user = user
+
+
 class TenantB:
     """Tenant B with one object of every kind a path can name, and a record of them to check
     nothing of B changed."""
@@ -68,8 +76,11 @@ class TenantB:
         self.ids = {"group": [root.pk, child.pk], "processor": [flow["gen"].pk], "connection": [flow["conn"].pk],
                     "funnel": [funnel.pk], "input-port": [inport.pk], "output-port": [outport.pk],
                     "tenant": [tenant.pk], "token": [token.pk]}
-        self.deploy_id = ""
+        self.deploy_id = self.request_id = ""
         if cluster_ready:
+            request = analytics.prepare(bob, analytics.scope_for(_Request(bob)), question="drops")
+            analytics.keep(request)  # an analytics request of B's (its job never runs here)
+            self.request_id = request["id"]
             answer = api.post("/api/v1/cluster/deployments", {}, format="json")
             assert answer.status_code == 202, answer.json()
             self.deploy_id = answer.json()["deploy_id"]
@@ -85,7 +96,8 @@ class TenantB:
                                  .values_list("id", "revoked_at")),
                 "deployments": sorted(Deployment.objects.filter(tenant=tenant).values_list("deploy_id", flat=True)),
                 "running": sorted(Processor.objects.filter(tenant=tenant).values_list("pk", "scheduled_state")),
-                "queues": sorted(Connection.objects.filter(tenant=tenant).values_list("pk", "version"))}
+                "queues": sorted(Connection.objects.filter(tenant=tenant).values_list("pk", "version")),
+                "analytics": analytics.load(self.request_id) if self.request_id else None}
 
 
 def _masked(response, masks: list[str]) -> tuple[int, str, str]:
@@ -112,6 +124,11 @@ def _api_probes(schema: dict, b: TenantB) -> list[Probe]:
                 probes.append(Probe(method, path.replace("{deploy_id}", b.deploy_id),
                                     path.replace("{deploy_id}", fake), [b.deploy_id, fake], body))
                 continue
+            if path.startswith("/api/v1/provenance-analytics/"):
+                fake = uuid.uuid4().hex
+                probes.append(Probe(method, path.replace("{request_id}", b.request_id),
+                                    path.replace("{request_id}", fake), [b.request_id, fake], body))
+                continue
             for theirs in b.ids[_KIND_OF_PREFIX[prefix]]:
                 fake = uuid.uuid4()
                 masks = [str(theirs), str(fake), theirs.hex, fake.hex]
@@ -128,6 +145,8 @@ def _query_and_body_probes(b: TenantB, a_root) -> list[Probe]:
               for path in ("/api/v1/flow/status", "/api/v1/cluster/deployments")]
     probes.append(Probe("post", "/api/v1/cluster/deployments", "/api/v1/cluster/deployments", masks,
                         {"tenant": str(tenant)}))
+    probes.append(Probe("post", "/api/v1/provenance-analytics", "/api/v1/provenance-analytics", masks,
+                        {"question": "drops", "tenant": str(tenant)}, {"question": "drops", "tenant": str(fake)}))
     gen, fake_gen = b.ids["processor"][0], uuid.uuid4()
     probes.append(Probe("post", f"/api/v1/process-groups/{a_root.pk}/connections",
                         f"/api/v1/process-groups/{a_root.pk}/connections", [str(gen), str(fake_gen)],
@@ -202,6 +221,7 @@ def test_every_api_operation_answers_bs_ids_as_it_answers_random_ones(probe_worl
     probes = _api_probes(schema.json(), b) + _query_and_body_probes(b, tenant_a.root)
     covered = {p.theirs.split("?")[0] for p in probes}
     assert any("/cluster/deployments/" in path for path in covered) and len(probes) > 40
+    assert any("/provenance-analytics/" in path for path in covered)
     differences = []
     for probe in probes:
         theirs = _masked(_send(api_a, probe.method, probe.theirs, probe.body), probe.masks)
@@ -218,7 +238,8 @@ def _portal_routes() -> list[str]:
     """The portal's routes that take an object id, as ``groups/<pk>/…`` patterns."""
     resolver = get_resolver()
     portal = next(p for p in resolver.url_patterns if getattr(p, "namespace", None) == "portal")
-    return [str(p.pattern) for p in portal.url_patterns if isinstance(p, URLPattern) and "<uuid:pk>" in str(p.pattern)]
+    return [str(p.pattern) for p in portal.url_patterns if isinstance(p, URLPattern)
+            and ("<uuid:pk>" in str(p.pattern) or "<str:request_id>" in str(p.pattern))]
 
 
 def test_every_portal_page_answers_bs_ids_as_it_answers_random_ones(probe_world, admin_a):
@@ -228,13 +249,18 @@ def test_every_portal_page_answers_bs_ids_as_it_answers_random_ones(probe_world,
     routes = _portal_routes()
     assert {"groups/<uuid:pk>/", "processors/<uuid:pk>/delete", "tokens/<uuid:pk>/revoke"} <= set(routes)
     differences = []
+    assert "provenance/analytics/<str:request_id>/" in routes
     for route in routes:
-        kind = _KIND_OF_PAGE[route.split("/")[0]]
-        for theirs in b.ids[kind] + (b.ids["output-port"] if kind == "input-port" else []):
-            fake = uuid.uuid4()
+        if "<str:request_id>" in route:
+            kind, candidates, placeholder = "analytics request", [b.request_id], "<str:request_id>"
+        else:
+            kind, placeholder = _KIND_OF_PAGE[route.split("/")[0]], "<uuid:pk>"
+            candidates = b.ids[kind] + (b.ids["output-port"] if kind == "input-port" else [])
+        for theirs in candidates:
+            fake = uuid.uuid4().hex if placeholder == "<str:request_id>" else uuid.uuid4()
             masks = [str(theirs), str(fake)]
             for method in ("get", "post"):
-                answers = [_masked(getattr(portal, method)("/" + route.replace("<uuid:pk>", str(pk))), masks)
+                answers = [_masked(getattr(portal, method)("/" + route.replace(placeholder, str(pk))), masks)
                            for pk in (theirs, fake)]
                 if answers[0] != answers[1]:
                     differences.append(f"{method.upper()} /{route} with B's {kind}: {answers[0][:2]} "

@@ -67,13 +67,15 @@ class Command(BaseCommand):
         cluster = None if standalone else ClusterOptions(
             node_id, settings.REDIS_URL, settings.FLOWSITE_CLUSTER, election_max_candidates,
             unseal=lambda document: open_flow(document, key),
-            register_commands=lambda listener, node: NodeCommands(lambda: node.controller, node_id,
-                                                                  node=node).register(listener),
+            register_commands=lambda listener, node: NodeCommands(
+                lambda: node.controller, node_id, node=node,
+                analytics_dir=settings.FLOWSITE_ANALYTICS_DIR).register(listener),
             signer=command_signer(), labels=labels, transfer_trust=trust)
         try:
             run(node_id, data_dir, flow, cluster=cluster, config=config, parameter=parameter,
                 status_interval=status_interval, accept_damage=accept_damage, files_root=files_root,
-                protected_paths=protected_paths(settings.BASE_DIR, data_dir, files_root),
+                protected_paths=protected_paths(settings.BASE_DIR, data_dir, files_root,
+                                                settings.FLOWSITE_ANALYTICS_DIR),
                 platform_addresses=platform_addresses(settings.REDIS_URL),
                 spark_master=settings.SPARK_MASTER, spark_staging_dir=settings.SPARK_STAGING_DIR or None)
         except RunError as error:
