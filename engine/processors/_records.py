@@ -14,6 +14,10 @@ by one in NiFi. The Spark-backed ones here (QueryRecord, PartitionRecord, Update
 4. the job's answer is split by the index column, and each FlowFile's own outputs are written
    with the Record Writer, with the attributes NiFi gives them.
 
+A FlowFile larger than Micro-Batch Data Size is worked on alone; processors that can (QueryRecord,
+UpdateRecord: ``streams``) stage its records for Spark as the reader gives them and write the
+answer as Spark gives it back, a batch at a time, so it is never held in memory.
+
 When Spark cannot run a job (its JVM died, its master is unreachable) the whole session is
 rolled back with its FlowFiles penalized and the processor yields: nothing is lost, and the
 micro-batch is tried again once the penalty is over. When the job itself is wrong (a query
@@ -27,7 +31,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pyarrow as pa
@@ -70,7 +74,8 @@ MICRO_BATCH_SIZE = PropertyDescriptor(
     default="1000", validators=[v.POSITIVE_INTEGER], expression_language=ExpressionScope.ENVIRONMENT)
 MICRO_BATCH_DATA_SIZE = PropertyDescriptor(
     "Micro-Batch Data Size", description="Flowsite's own: FlowFiles are added to a micro-batch until their content "
-    "reaches this size (a single larger FlowFile makes a micro-batch of its own).", required=True,
+    "reaches this size. A FlowFile larger than this is worked on alone (QueryRecord and UpdateRecord stream its "
+    "records to and from Spark instead of holding them).", required=True,
     default="64 MB", validators=[v.DATA_SIZE], expression_language=ExpressionScope.ENVIRONMENT)
 
 _TAKE = 100
@@ -148,16 +153,33 @@ class MicroBatchProcessor(RecordProcessor):
         """Send ``flowfile`` (as it came in) to failure, saying why."""
         raise NotImplementedError
 
+    #: True when the processor implements ``stream``: a FlowFile larger than Micro-Batch Data
+    #: Size is then worked on a batch of records at a time, never held in memory.
+    streams: ClassVar[bool] = False
+
+    def stream(self, context: ProcessContext, session: ProcessSession, runtime: Any, spark: Any,
+               flowfile: FlowFile, key: Hashable, frame: Any, schema: pa.Schema) -> None:
+        """Do the work for one large FlowFile whose records (of ``schema``) are the staged
+        DataFrame ``frame``: write its outputs a batch at a time and route them and it. On an
+        error, remove the outputs made so far and raise."""
+        raise NotImplementedError
+
     def on_trigger(self, context, session):
         flowfiles = take_micro_batch(session, self.batch_count, self.batch_bytes)
         if not flowfiles:
             return
         try:
             loaded = []
+            large = []
             for position, flowfile in enumerate(flowfiles):
+                if self.streams and flowfile.size > self.batch_bytes:
+                    large.append(flowfile)
+                    continue
                 item = self._load(context, session, position, flowfile)
                 if item is not None:
                     loaded.append(item)
+            for flowfile in large:
+                self._stream(context, session, flowfile)
             for group in self._groups(loaded):
                 table = _contiguous(pa.concat_tables([item.table for item in group]))
                 try:
@@ -171,6 +193,34 @@ class MicroBatchProcessor(RecordProcessor):
                 self.emit(context, session, group, result)
         except BatchRolledBack:
             return
+
+    def _stream(self, context, session, flowfile: FlowFile) -> None:
+        """A large FlowFile alone: its records staged for Spark as the reader gives them."""
+        from engine.spark.jobs import staged_records
+
+        try:
+            key = self.prepare(context, flowfile)
+        except ValueError as error:
+            self.fail(context, session, flowfile, str(error))
+            return
+
+        def job(runtime, spark) -> None:
+            with session.read(flowfile) as content:
+                with self.reader_factory.create_reader(content, flowfile.attributes) as reader:
+                    taken = [field.name for field in reader.schema.arrow if reserved(field.name)]
+                    if taken:
+                        raise ValueError(f"its records have a field named {taken[0]}, a name Flowsite reserves")
+                    with staged_records(runtime, spark, reader.schema.arrow, reader.batches()) as (frame, schema):
+                        self.stream(context, session, runtime, spark, flowfile, key, frame, schema)
+
+        try:
+            run_job(context, session, job)
+        except (DamagedContentError, TaskTerminatedError, BatchRolledBack):
+            raise
+        except _query_error() as error:
+            self.fail(context, session, flowfile, f"Spark could not run the job: {error}")
+        except Exception as error:
+            self.fail(context, session, flowfile, f"cannot work on its records: {error_text(error)}")
 
     def _fail_all(self, context, session, group: list[Loaded], message: str) -> None:
         for item in group:

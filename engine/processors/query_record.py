@@ -108,6 +108,7 @@ class QueryRecord(MicroBatchProcessor):
         WrittenAttribute(RECORD_ERROR, "On failure: why (Flowsite's addition)"),
     )
     see_also = ("ConvertRecord", "PartitionRecord", "UpdateRecord")
+    streams = True
 
     @classmethod
     def migrate_properties(cls, properties):
@@ -158,27 +159,57 @@ class QueryRecord(MicroBatchProcessor):
                     records = answered[number]
                     if not records.num_rows and answer.over_no_records is not None:
                         records = _like(answer.over_no_records, records.schema)
-                    if not records.num_rows and not self._include_zero:
-                        continue
-                    outputs.append([session.create(flowfile), name])
-                    child, _ = self.write(session, outputs[-1][0], records, records.schema, flowfile.attributes)
-                    outputs[-1][0] = session.put_attribute(child, ROUTE_ATTRIBUTE, name)
+                    if records.num_rows or self._include_zero:
+                        self._answer(session, flowfile, name, records, records.schema, outputs)
             except (DamagedContentError, TaskTerminatedError):
                 raise
             except Exception as error:
-                for child, _ in outputs:
-                    session.remove(child)
+                _drop(session, outputs)
                 self.fail(context, session, flowfile, f"cannot write the answer: {error_text(error)}")
                 continue
-            for child, name in outputs:
-                session.provenance.route(child, name)
-                session.transfer(child, name)
-            session.transfer(session.put_attribute(flowfile, ROUTE_ATTRIBUTE, ORIGINAL.name), ORIGINAL)
+            self._route(session, flowfile, outputs)
+
+    def stream(self, context, session, runtime, spark, flowfile, key, frame, schema):
+        from engine.spark.jobs import query_batches
+
+        outputs: list = []
+        try:
+            for name, text in zip(self._queries, key):
+                with query_batches(runtime, spark, frame, self._plans.get(text or "")) as answer:
+                    self._answer(session, flowfile, name, answer, answer.schema, outputs)
+        except BaseException:
+            _drop(session, outputs)
+            raise
+        self._route(session, flowfile, outputs)
+
+    def _answer(self, session, flowfile, name: str, records, schema, outputs: list) -> None:
+        """Write one query's answer for ``flowfile`` into a child added to ``outputs`` (dropped
+        again when it holds no record and such outputs are not wanted)."""
+        outputs.append([session.create(flowfile), name])
+        child, result = self.write(session, outputs[-1][0], records, schema, flowfile.attributes)
+        if not result.record_count and not self._include_zero:
+            session.remove(child)
+            outputs.pop()
+            return
+        outputs[-1][0] = session.put_attribute(child, ROUTE_ATTRIBUTE, name)
+
+    @staticmethod
+    def _route(session, flowfile, outputs: list) -> None:
+        for child, name in outputs:
+            session.provenance.route(child, name)
+            session.transfer(child, name)
+        session.transfer(session.put_attribute(flowfile, ROUTE_ATTRIBUTE, ORIGINAL.name), ORIGINAL)
 
     def fail(self, context, session, flowfile, message):
         context.logger.error("cannot query %s: %s; routing it to failure", flowfile.uuid, message)
         flowfile = session.put_all_attributes(flowfile, {ROUTE_ATTRIBUTE: FAILURE.name, RECORD_ERROR: message})
         session.transfer(flowfile, FAILURE)
+
+
+def _drop(session, outputs: list) -> None:
+    """Remove the outputs made so far for a FlowFile that fails."""
+    for child, _ in outputs:
+        session.remove(child)
 
 
 def _like(table, schema):

@@ -93,6 +93,7 @@ class UpdateRecord(MicroBatchProcessor):
         WrittenAttribute(RECORD_ERROR, "On failure: the error met"),
     )
     see_also = ("ConvertRecord", "QueryRecord", "PartitionRecord")
+    streams = True
 
     def validate(self, context):
         updates = context.dynamic_properties
@@ -132,17 +133,29 @@ class UpdateRecord(MicroBatchProcessor):
     def job(self, runtime, spark, table, group):
         from engine.spark.jobs import update_records
 
-        schema = record_schema(table)
+        updates = self._update_sql(record_schema(table), {item.position: item.key for item in group})
+        return update_records(runtime, spark, table, updates)
+
+    def stream(self, context, session, runtime, spark, flowfile, key, frame, schema):
+        from engine.spark.jobs import update_batches
+
+        with update_batches(runtime, spark, frame, self._update_sql(schema, {0: key})) as answer:
+            updated, _ = self.write(session, flowfile, answer, answer.schema, flowfile.attributes)
+        session.transfer(updated, SUCCESS)
+
+    def _update_sql(self, schema, keys: dict) -> list[list[tuple[str, str]]]:
+        """The SQL of each update, for the FlowFiles whose evaluated values are ``keys`` (by their
+        position in the micro-batch): ``[(column, expression), ...]`` per update."""
         updates = []
         for number, name in enumerate(self._updates):
             destination = self._compiled.get(name)
             if self._literal:
-                values = {item.position: item.key[number] for item in group}
+                values = {position: key[number] for position, key in keys.items()}
                 value = _value_sql(values, _spark_type(destination.sql_value(schema).type))
             else:
-                value = self._compiled.get(group[0].key[number] or "")
+                value = self._compiled.get(next(iter(keys.values()))[number] or "")
             updates.append(destination.update_sql_columns(value, schema))
-        return update_records(runtime, spark, table, updates)
+        return updates
 
     def emit(self, context, session, group, result):
         pieces = split_by_flowfile(result, [item.position for item in group])

@@ -1,20 +1,25 @@
 """The Spark work of the record processors: each function runs inside ``SparkRuntime.run`` and
 takes the runtime, the SparkSession and the Arrow records of a micro-batch (with the
 ``__flowfile_index`` column that says which FlowFile each record came from); answers come back
-as Arrow tables that keep that column. pyspark is imported inside the functions only.
+as Arrow tables that keep that column. A FlowFile too large to hold is worked on alone instead:
+``staged_records`` stages its records as the reader gives them, and ``query_batches`` /
+``update_batches`` give its answers a batch at a time. pyspark is imported inside the functions
+only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
 import pyarrow as pa
 
 from engine.processors._query_plan import INDEX_COLUMN
 
-__all__ = ["QueryAnswer", "add_columns", "query_records", "update_records"]
+__all__ = ["QueryAnswer", "add_columns", "query_batches", "query_records", "staged_records", "update_batches",
+           "update_records"]
 
 
 class QueryAnswer(NamedTuple):
@@ -82,12 +87,54 @@ def update_records(runtime: Any, spark: Any, table: pa.Table,
         return runtime.collect(frame, size_hint=table.nbytes)
 
 
+@contextlib.contextmanager
+def staged_records(runtime: Any, spark: Any, schema: pa.Schema,
+                   batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[Any, pa.Schema]]:
+    """Records that come a batch at a time (one large FlowFile's) staged for Spark as they come:
+    ``(DataFrame, the schema Spark got)`` on entry, the staged files removed on exit."""
+    compatible = _compatible_schema(schema)
+    if not compatible.equals(schema):
+        batches = (converted for batch in batches
+                   for converted in pa.Table.from_batches([batch]).cast(compatible).to_batches())
+    with runtime.frame_batches(spark, compatible, batches) as frame:
+        yield frame, compatible
+
+
+@contextlib.contextmanager
+def query_batches(runtime: Any, spark: Any, frame: Any, plan: Any) -> Iterator[pa.RecordBatchReader]:
+    """The plan's query as written over ``frame`` (one FlowFile's records), its answer read a
+    batch at a time."""
+    view = _view_name()
+    frame.createOrReplaceTempView(view)
+    try:
+        with runtime.collect_batches(spark.sql(plan.single_sql(view))) as answer:
+            yield answer
+    finally:
+        spark.catalog.dropTempView(view)
+
+
+@contextlib.contextmanager
+def update_batches(runtime: Any, spark: Any, frame: Any,
+                   updates: Sequence[Sequence[tuple[str, str]]]) -> Iterator[pa.RecordBatchReader]:
+    """``frame`` (one FlowFile's records) updated as ``update_records`` does, read a batch at a time."""
+    from pyspark.sql import functions as F
+
+    for columns in updates:
+        frame = frame.withColumns({column: F.expr(expression) for column, expression in columns})
+    with runtime.collect_batches(frame) as answer:
+        yield answer
+
+
 def _compatible(table: pa.Table) -> pa.Table:
-    """``table`` with the types Spark cannot take from Arrow cast to ones it can: time32 (Avro's
-    time-millis) to time64, unsigned integers to wider signed ones (uint64 to decimal)."""
-    schema = pa.schema([field.with_type(_compatible_type(field.type)) for field in table.schema],
-                       metadata=table.schema.metadata)
+    """``table`` with the types Spark cannot take from Arrow cast to ones it can."""
+    schema = _compatible_schema(table.schema)
     return table if schema.equals(table.schema) else table.cast(schema)
+
+
+def _compatible_schema(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with the types Spark cannot take from Arrow replaced by ones it can: time32
+    (Avro's time-millis) by time64, unsigned integers by wider signed ones (uint64 by decimal)."""
+    return pa.schema([field.with_type(_compatible_type(field.type)) for field in schema], metadata=schema.metadata)
 
 
 def _compatible_type(kind: pa.DataType) -> pa.DataType:

@@ -14,8 +14,10 @@ before a Spark-backed component has work) and turns what can go wrong into two e
 Other exceptions (a bug in the job's own Python) pass through unchanged.
 
 Data goes in with ``frame`` and out with ``collect``: tables up to ``arrow_limit`` through Arrow
-in memory, larger ones as Parquet under the staging directory (``engine.spark.staging``), which
-the executors (or the Connect server) must see at the same path. Masters: ``local[*]``,
+in memory, larger ones as Parquet under the staging directory (``engine.spark.staging``); records
+too many to hold go in and out a batch at a time with ``frame_batches`` and ``collect_batches``,
+always staged. The executors (or the Connect server) must see the staging directory at the same
+path. Masters: ``local[*]``,
 ``spark://host:port`` (the driver advertises the address on which it reaches the master, so a
 cluster on the same machine or network reaches it back) and ``sc://host:port`` (Spark Connect:
 the node needs no JVM; ``ui_url`` is None). A process holds one session: a second runtime that
@@ -37,7 +39,7 @@ import threading
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, TypeVar
 from urllib.parse import urlsplit
 
 import pyarrow as pa
@@ -368,6 +370,48 @@ class SparkRuntime:
             if not files:
                 return schema.empty_table()
             return pq.ParquetDataset(files).read().select(schema.names).cast(schema)
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+
+    @contextlib.contextmanager
+    def frame_batches(self, session: SparkSession, schema: pa.Schema,
+                      batches: Iterable[pa.RecordBatch]) -> Iterator[DataFrame]:
+        """Records that come a batch at a time (a reader's) as a DataFrame of ``session``: written
+        as Parquet under the staging directory as they come, so memory holds about one batch
+        whatever their number; the files are removed on exit (use the DataFrame inside the
+        ``with`` block)."""
+        path = self._staging_area().new_path("in")
+        path.mkdir()
+        try:
+            with pq.ParquetWriter(path / "part-00000.parquet", schema, coerce_timestamps="us",
+                                  allow_truncated_timestamps=True) as writer:
+                for batch in batches:
+                    writer.write_batch(batch)
+            yield session.read.parquet(str(path))
+        finally:
+            shutil.rmtree(path, ignore_errors=True)
+
+    @contextlib.contextmanager
+    def collect_batches(self, frame: DataFrame) -> Iterator[pa.RecordBatchReader]:
+        """``frame``'s rows a batch at a time: Spark writes them as Parquet under the staging
+        directory and the reader on entry reads them back a row group at a time, in order (the
+        driver never holds them, the node about a row group). The files are removed on exit."""
+        from pyspark.sql.pandas.types import to_arrow_schema
+
+        schema = to_arrow_schema(frame.schema, error_on_duplicated_field_names_in_struct=True, timezone="UTC")
+        path = self._staging_area().new_path("out")
+        try:
+            frame.write.parquet(str(path))
+            files = sorted(path.glob("*.parquet"))
+
+            def batches() -> Iterator[pa.RecordBatch]:
+                for file in files:
+                    # Column chunks through small buffers: memory holds pages, not a whole row group.
+                    parquet = pq.ParquetFile(file, buffer_size=1 << 20, pre_buffer=False)
+                    for batch in parquet.iter_batches():
+                        yield from pa.Table.from_batches([batch]).select(schema.names).cast(schema).to_batches()
+
+            yield pa.RecordBatchReader.from_batches(schema, batches())
         finally:
             shutil.rmtree(path, ignore_errors=True)
 

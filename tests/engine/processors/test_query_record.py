@@ -295,3 +295,79 @@ def test_nested_fields_arrays_and_generators_per_flowfile(tmp_path, spark_runtim
         assert answers(runner, "tags") == [[{"name": "ann", "tag": tag} for tag in "abab"],
                                            [{"name": "bob", "tag": "c"}]]
         assert answers(runner, "distinct") == [first[:1], second]
+
+
+STREAMED = {"Micro-Batch Data Size": "1 B"}
+
+
+def test_a_flowfile_larger_than_a_micro_batch_is_streamed_alone(tmp_path, spark_runtime, json_services, monkeypatch):
+    streamed = []
+    original_stream = QueryRecord.stream
+
+    def spy(self, context, session, runtime, spark, flowfile, *rest):
+        streamed.append(flowfile.uuid)
+        return original_stream(self, context, session, runtime, spark, flowfile, *rest)
+
+    monkeypatch.setattr(QueryRecord, "stream", spy)
+    queries = {"adults": "SELECT name FROM FLOWFILE WHERE age >= 18 ORDER BY age DESC",
+               "count": "SELECT COUNT(*) AS n FROM FLOWFILE", "none": "SELECT * FROM FLOWFILE WHERE age > 100",
+               "rich": "SELECT name FROM FLOWFILE WHERE salary > 10"}
+    properties = {"Record Reader": "reader", "Record Writer": "writer", "Include Zero Record FlowFiles": "false",
+                  **STREAMED, **queries}
+    with ProcessorTestRunner(QueryRecord, tmp_path, properties, services=json_services) as runner:
+        good = runner.enqueue(lines([dict(person, salary=20) for person in PEOPLE[0]]))
+        missing = runner.enqueue(lines(PEOPLE[1]))
+        broken = runner.enqueue(b'{"name": "x"}\n{oops\n')
+        runner.run(3)
+        assert streamed == [good.uuid, missing.uuid], "the broken one fails before its records are staged"
+        assert answers(runner, "adults") == [[{"name": "cid"}, {"name": "ann"}]]
+        assert answers(runner, "count") == [[{"n": 3}]]
+        assert runner.output("none") == []
+        assert answers(runner, "rich") == [[{"name": "ann"}, {"name": "bob"}, {"name": "cid"}]]
+        assert [f.uuid for f in runner.output("original")] == [good.uuid]
+        failed = {f.uuid: f.attributes["record.error.message"] for f in runner.output("failure")}
+        assert set(failed) == {missing.uuid, broken.uuid}
+        assert "salary" in failed[missing.uuid]
+        (fork,) = runner.events(event_type=E.FORK)
+        assert fork.parent_uuids == (good.uuid,) and len(fork.child_uuids) == 3
+
+
+@pytest.mark.slow
+def test_a_280_mb_flowfile_is_queried_in_bounded_memory(tmp_path, spark_runtime):
+    import threading
+
+    import psutil
+
+    from tests.engine.processors.records import CSV
+
+    rows = 8_000_000
+    content = ("id,name,amount\n" + "".join(f"{n},name-{n % 997}-of-the-records,{n % 1000}\n"
+                                             for n in range(rows))).encode()
+    assert len(content) > 280_000_000
+    properties = {"Record Reader": "reader", "Record Writer": "writer",
+                  "big": "SELECT id, name FROM FLOWFILE WHERE amount >= 500"}
+    with ProcessorTestRunner(QueryRecord, tmp_path, properties, services=CSV.services(),
+                             auto_terminate=("original",)) as runner:
+        runner.enqueue(content)
+        size = len(content)
+        del content
+        process = psutil.Process()
+        base = peak = process.memory_info().rss
+        done = threading.Event()
+
+        def watch():
+            nonlocal peak
+            while not done.is_set():
+                peak = max(peak, process.memory_info().rss)
+                done.wait(0.02)
+
+        watcher = threading.Thread(target=watch)
+        watcher.start()
+        try:
+            runner.run()
+        finally:
+            done.set()
+            watcher.join()
+        (answer,) = runner.output("big")
+        assert answer.attributes["record.count"] == str(rows // 2)
+        assert peak - base < size / 2, f"memory grew by {(peak - base) >> 20} MiB for {size >> 20} MiB of content"

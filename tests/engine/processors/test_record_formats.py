@@ -33,11 +33,16 @@ def decoded(runner, relationship, record_format):
     return [record_format.decode(runner.content(flowfile)) for flowfile in runner.output(relationship)]
 
 
+#: FlowFiles larger than Micro-Batch Data Size are worked on alone, their records streamed.
+MODES = {"micro-batch": {}, "streamed": {"Micro-Batch Data Size": "1 B"}}
+
+
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("record_format", FORMATS, ids=str)
-def test_query_record(tmp_path, spark_runtime, record_format):
+def test_query_record(tmp_path, spark_runtime, record_format, mode):
     queries = {"adults": "SELECT name, age FROM FLOWFILE WHERE age >= 18 ORDER BY age",
                "cities": "SELECT city, COUNT(*) AS n, SUM(score) AS total FROM FLOWFILE GROUP BY city ORDER BY city"}
-    runner, inputs = run(QueryRecord, tmp_path, record_format, queries)
+    runner, inputs = run(QueryRecord, tmp_path, record_format, {**queries, **MODES[mode]}, iterations=2)
     with runner:
         assert decoded(runner, "adults", record_format) == [
             [{"name": "ann", "age": 31}, {"name": "cid", "age": 45}], [{"name": "eve", "age": 60}]]
@@ -78,14 +83,15 @@ def test_partition_record(tmp_path, spark_runtime, record_format):
         assert [f.attributes["city"] for f in runner.output("success")] == ["oslo", "rome", "rome"]
 
 
+@pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("record_format", FORMATS, ids=str)
-def test_update_record(tmp_path, spark_runtime, record_format):
-    runner, _ = run(UpdateRecord, tmp_path, record_format, {"/city": "paris"}, inputs=PEOPLE[:1])
+def test_update_record(tmp_path, spark_runtime, record_format, mode):
+    runner, _ = run(UpdateRecord, tmp_path, record_format, {"/city": "paris", **MODES[mode]}, inputs=PEOPLE[:1])
     with runner:
         assert decoded(runner, "success", record_format) == [
             [dict(person, city="paris") for person in PEOPLE[0]]]
-    properties = {"Replacement Value Strategy": "record-path-value", "/name": "toUpperCase(/name)"}
-    runner, _ = run(UpdateRecord, tmp_path, record_format, properties)
+    properties = {"Replacement Value Strategy": "record-path-value", "/name": "toUpperCase(/name)", **MODES[mode]}
+    runner, _ = run(UpdateRecord, tmp_path, record_format, properties, iterations=2)
     with runner:
         assert decoded(runner, "success", record_format) == [
             [dict(person, name=person["name"].upper()) for person in people] for people in PEOPLE]
