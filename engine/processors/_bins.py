@@ -23,9 +23,8 @@ if TYPE_CHECKING:
     from engine.flowfile import FlowFile
     from engine.session import ProcessSession
 
-__all__ = ["Bin", "BinningProcessor", "Member", "Thresholds", "UNBOUNDED", "defragment_problem", "keep_common",
-           "keep_first", "keep_unique",
-           "roll_back", "FRAGMENT_COUNT", "FRAGMENT_ID", "FRAGMENT_INDEX"]
+__all__ = ["FRAGMENT_COUNT", "FRAGMENT_ID", "FRAGMENT_INDEX", "UNBOUNDED", "Bin", "BinningProcessor", "Member",
+           "Thresholds", "defragment_problem", "keep_common", "keep_first", "keep_unique", "roll_back"]
 
 FRAGMENT_ID = "fragment.identifier"
 FRAGMENT_INDEX = "fragment.index"

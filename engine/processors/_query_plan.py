@@ -132,9 +132,10 @@ def _check(query: exp.Query) -> None:
         name = (function.name if isinstance(function, exp.Anonymous) else function.sql_name()).lower()
         if name in _REFUSED_FUNCTIONS:
             raise QuerySyntaxError(f"the function {name} is not allowed")
-    for column in query.find_all(exp.Column):
-        if reserved(column.name):
-            raise QuerySyntaxError(f"{column.name} is a name Flowsite reserves")
+    for name in [column.name for column in query.find_all(exp.Column)] + \
+            [alias.alias for alias in query.find_all(exp.Alias)]:
+        if reserved(name):
+            raise QuerySyntaxError(f"{name} is a name Flowsite reserves")
 
 
 def _unsafe(query: exp.Query) -> str | None:

@@ -22,6 +22,7 @@ naming an unknown column) the FlowFiles of its group go to failure.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
@@ -73,7 +74,7 @@ MICRO_BATCH_DATA_SIZE = PropertyDescriptor(
     default="64 MB", validators=[v.DATA_SIZE], expression_language=ExpressionScope.ENVIRONMENT)
 
 _TAKE = 100
-_LARGE_CHUNK = 8192
+_SMALL_CHUNK = 1024
 _COMPILED_KEPT = 256
 
 
@@ -227,10 +228,11 @@ def take_micro_batch(session: ProcessSession, max_count: int, max_bytes: int) ->
 
 
 def _contiguous(table: pa.Table) -> pa.Table:
-    """``table`` in a few large chunks: Spark takes Arrow data a chunk at a time, and a chunk per
-    small FlowFile makes it several times slower."""
+    """``table`` in larger chunks when its chunks are small: Spark takes Arrow data a chunk at a
+    time, and a chunk per small FlowFile makes the hand-over several times slower (the copy
+    this costs is bounded by the micro-batch's size; readers' own batches are left alone)."""
     chunks = table.column(0).num_chunks if table.num_columns else 0
-    if chunks > 1 and table.num_rows < chunks * _LARGE_CHUNK:
+    if chunks > 1 and table.num_rows < chunks * _SMALL_CHUNK:
         return table.combine_chunks()
     return table
 
@@ -279,7 +281,7 @@ def write_records(session: ProcessSession, flowfile: FlowFile, writer_factory: R
     by the Record Writer, and give it the writer's attributes (mime.type, record.count, ...).
     ``attributes`` are those the writer's schema access evaluates (the input FlowFile's)."""
     if isinstance(schema, pa.Schema):
-        schema = RecordSchema.from_arrow(schema)
+        schema = _record_schema(schema)
     write_schema = writer_factory.get_schema(attributes, schema)
     written: list[WriteResult] = []
 
@@ -357,6 +359,12 @@ def evaluate_all(flowfile: FlowFile, properties: Mapping[str, Any], compiled: Co
 def record_schema(table: pa.Table) -> pa.Schema:
     """The schema of a micro-batch's records, without Flowsite's columns (what RecordPaths see)."""
     return pa.schema([field for field in table.schema if not reserved(field.name)])
+
+
+@functools.lru_cache(maxsize=64)
+def _record_schema(schema: pa.Schema) -> RecordSchema:
+    """The record schema of Arrow records (the answers of one job all share theirs)."""
+    return RecordSchema.from_arrow(schema)
 
 
 def error_text(error: BaseException) -> str:

@@ -60,7 +60,9 @@ class UpdateRecord(MicroBatchProcessor):
     with Replacement Value Strategy 'Literal Value', the value itself (expressions over the
     FlowFile's attributes evaluated: ``${filename}``); with 'Record Path Value', the value of
     another RecordPath over the same record (``concat(/first, ' ', /last)``,
-    ``toUpperCase(/name)``). A RecordPath naming a field the records lack adds it. The updates
+    ``toUpperCase(/name)``). A RecordPath naming a field the records lack adds it (a literal
+    value as text); a literal set into an existing field takes that field's type, as NiFi
+    converts it, and a value the field cannot take sends the FlowFiles to failure. The updates
     apply in the order of the properties, each seeing the ones before.
 
     The RecordPaths become Spark SQL expressions (docs/record-path.md lists the supported

@@ -34,6 +34,7 @@ def query_records(runtime: Any, spark: Any, table: pa.Table, plans: Sequence[Any
 
     view = _view_name()
     answers = []
+    table = _compatible(table)
     with runtime.frame(spark, table) as frame:
         frame.createOrReplaceTempView(view)
         try:
@@ -61,6 +62,7 @@ def add_columns(runtime: Any, spark: Any, table: pa.Table, expressions: Sequence
     """``table`` with a column per ``(name, Spark SQL expression)`` added (the record order kept)."""
     from pyspark.sql import functions as F
 
+    table = _compatible(table)
     with runtime.frame(spark, table) as frame:
         added = frame.select("*", *(F.expr(sql).alias(name) for name, sql in expressions))
         return runtime.collect(added, size_hint=table.nbytes)
@@ -73,10 +75,33 @@ def update_records(runtime: Any, spark: Any, table: pa.Table,
     (a later one sees the earlier ones), and the record order is kept."""
     from pyspark.sql import functions as F
 
+    table = _compatible(table)
     with runtime.frame(spark, table) as frame:
         for columns in updates:
             frame = frame.withColumns({column: F.expr(expression) for column, expression in columns})
         return runtime.collect(frame, size_hint=table.nbytes)
+
+
+def _compatible(table: pa.Table) -> pa.Table:
+    """``table`` with the types Spark cannot take from Arrow cast to ones it can: time32 (Avro's
+    time-millis) to time64, unsigned integers to wider signed ones (uint64 to decimal)."""
+    schema = pa.schema([field.with_type(_compatible_type(field.type)) for field in table.schema],
+                       metadata=table.schema.metadata)
+    return table if schema.equals(table.schema) else table.cast(schema)
+
+
+def _compatible_type(kind: pa.DataType) -> pa.DataType:
+    if pa.types.is_time32(kind):
+        return pa.time64("us")
+    if pa.types.is_unsigned_integer(kind):
+        return {8: pa.int16(), 16: pa.int32(), 32: pa.int64()}.get(kind.bit_width, pa.decimal128(20, 0))
+    if pa.types.is_struct(kind):
+        return pa.struct([field.with_type(_compatible_type(field.type)) for field in kind])
+    if pa.types.is_map(kind):
+        return pa.map_(_compatible_type(kind.key_type), _compatible_type(kind.item_type))
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+        return pa.list_(kind.value_field.with_type(_compatible_type(kind.value_type)))
+    return kind
 
 
 def _query_view(runtime: Any, spark: Any, records: Any, plan: Any, size_hint: int) -> pa.Table:

@@ -70,6 +70,7 @@ def test_the_flowfile_table_keeps_its_name_for_qualified_columns():
     ("SELECT 1 FROM FLOWFILE; SELECT 2 FROM FLOWFILE", "one SELECT statement is expected, not 2"),
     ("INSERT INTO FLOWFILE VALUES (1)", "only SELECT queries are allowed"),
     ("SELECT __flowfile_index FROM FLOWFILE", "a name Flowsite reserves"),
+    ("SELECT a AS __flowfile_rank FROM FLOWFILE", "a name Flowsite reserves"),
     ("SELECT (", "not valid SQL"),
 ])
 def test_unusable_queries(query, problem):

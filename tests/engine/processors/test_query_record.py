@@ -255,3 +255,43 @@ def test_a_micro_batch_takes_at_most_its_size_in_flowfiles_or_bytes(tmp_path, sp
             runner.enqueue(lines(people))
         runner.run(stop=False)
         assert len(runner.output("original")) == 1 and len(runner.input_flowfiles()) == 2
+
+
+def test_times_and_unsigned_integers_reach_spark(tmp_path, spark_runtime):
+    import datetime
+    import io
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from tests.engine.processors.records import PARQUET
+
+    records = pa.table({"at": pa.array([datetime.time(1, 2, 3), datetime.time(4, 5, 6)], pa.time32("ms")),
+                        "n": pa.array([1, 2], pa.uint32()),
+                        "inner": pa.array([{"t": datetime.time(7, 8, 9)}, None], pa.struct([("t", pa.time32("s"))]))})
+    out = io.BytesIO()
+    pq.write_table(records, out)
+    properties = {"Record Reader": "reader", "Record Writer": "writer", "late": "SELECT at, n FROM FLOWFILE WHERE n > 1"}
+    with ProcessorTestRunner(QueryRecord, tmp_path, properties, services=PARQUET.services()) as runner:
+        runner.enqueue(out.getvalue())
+        runner.run()
+        assert runner.output("failure") == []
+        (late,) = runner.output("late")
+        assert PARQUET.decode(runner.content(late)) == [{"at": datetime.time(4, 5, 6), "n": 2}]
+
+
+def test_nested_fields_arrays_and_generators_per_flowfile(tmp_path, spark_runtime, json_services):
+    queries = {"cities": "SELECT name, home.city AS city, tags[0] AS first_tag FROM FLOWFILE",
+               "tags": "SELECT name, explode(tags) AS tag FROM FLOWFILE",
+               "distinct": "SELECT DISTINCT * FROM FLOWFILE"}
+    first = [{"name": "ann", "home": {"city": "oslo"}, "tags": ["a", "b"]}] * 2
+    second = [{"name": "bob", "home": {"city": "rome"}, "tags": ["c"]}]
+    with runner_for(tmp_path, json_services, **queries) as runner:
+        runner.enqueue(lines(first))
+        runner.enqueue(lines(second))
+        runner.run()
+        assert answers(runner, "cities") == [[{"name": "ann", "city": "oslo", "first_tag": "a"}] * 2,
+                                             [{"name": "bob", "city": "rome", "first_tag": "c"}]]
+        assert answers(runner, "tags") == [[{"name": "ann", "tag": tag} for tag in "abab"],
+                                           [{"name": "bob", "tag": "c"}]]
+        assert answers(runner, "distinct") == [first[:1], second]

@@ -1,11 +1,12 @@
-"""A record flow run by a node, its Spark on ``local[2]`` and on a standalone master and worker
-started from pyspark's own distribution: CSV files are queried, updated, partitioned by city,
+"""A record flow run by a node, its Spark on ``local[2]``, on a standalone master and worker and
+through a Spark Connect server (both started from pyspark's own distribution): CSV files are queried, updated, partitioned by city,
 merged per city and written out as JSON."""
 
 from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -13,7 +14,8 @@ from engine.node import StandaloneNode
 from engine.spark.runtime import SparkRuntime
 from engine.spark.settings import SparkSettings
 from engine.testing.flows import connection, flow, processor, service
-from tests.engine.spark.cluster import spark_cluster  # noqa: F401
+from tests.engine.spark.cluster import spark_cluster, spark_connect_server  # noqa: F401
+from tests.engine.spark.fixtures import TEST_SETTINGS
 
 FILES = {
     "a.csv": "name,age,city\nann,31,oslo\nbob,17,oslo\ncid,45,rome\n",
@@ -88,5 +90,16 @@ def test_a_record_flow_on_a_standalone_master_and_worker(tmp_path, spark_cluster
         assert run_flow(tmp_path) == EXPECTED
         assert runtime.session().sparkContext.master == spark_cluster.url
         assert list((tmp_path / "node" / "spark-staging").rglob("*.parquet")) == [], "staged files are removed"
+    finally:
+        runtime.stop()
+
+
+def test_a_record_flow_through_spark_connect(tmp_path, spark_connect_server, monkeypatch):  # noqa: F811
+    runtime = SparkRuntime(replace(TEST_SETTINGS, master=spark_connect_server.url, arrow_limit="1 KB"),
+                           tmp_path / "node", "flowsite-record-flow-connect")
+    monkeypatch.setattr("engine.spark.runtime._node_runtime", runtime)
+    try:
+        assert run_flow(tmp_path) == EXPECTED
+        assert type(runtime.session()).__module__.startswith("pyspark.sql.connect")
     finally:
         runtime.stop()
