@@ -274,10 +274,10 @@ def test_the_spark_worker_sees_the_nodes_staging_directory_at_the_same_path():
     staging = environment("web")["FLOWSITE_SPARK_STAGING_DIR"]
     assert staging.startswith("/")
     worker = dict(reversed(mount.split(":")) for mount in SERVICES["spark-worker"]["volumes"])
-    assert worker == {staging: "spark-staging"}
+    assert worker == {staging: "spark-staging", "/analytics": "analytics"}
     dockerfile = re.sub(r"\s+", " ", (REPO_ROOT / "Dockerfile").read_text().replace("\\\n", " "))
-    assert f"mkdir /data {staging} && chown flowsite:flowsite /data {staging}" in dockerfile, \
-        "the volume starts out owned by the user the nodes and the worker run as"
+    assert f"mkdir /data {staging} /analytics && chown flowsite:flowsite /data {staging} /analytics" in dockerfile, \
+        "the volumes start out owned by the user the nodes and the worker run as"
 
 
 def dockerfile_instruction(keyword: str) -> str:
