@@ -8,10 +8,11 @@ Ad-hoc SQL is accepted only as one query (``SELECT``, ``WITH … SELECT`` or a s
 them) that reads nothing but the view ``provenance`` and its own common table expressions: no
 statement that writes or configures (``INSERT``, ``CREATE``, ``SET``, ``CACHE``, …), no other
 table, no file read as a table (``parquet.`/path```), no table-valued function, no script
-transform (``TRANSFORM(…) USING 'command'`` runs a program), and none of the functions that call
-into the JVM (``reflect``, ``java_method``). sqlglot parses it in the Spark dialect; what it
-cannot parse is refused. What runs is the query as sqlglot writes it back in Spark SQL, so Spark
-executes exactly what was checked, not its own reading of the text.
+transform (``TRANSFORM(…) USING 'command'`` runs a program), none of the functions that call
+into the JVM (``reflect``, ``java_method``) and none of the XML parsers (``xpath…``,
+``from_xml``). sqlglot parses it in the Spark dialect; what it cannot parse is refused. What
+runs is the query as sqlglot writes it back in Spark SQL, so Spark executes exactly what was
+checked, not its own reading of the text.
 """
 
 from __future__ import annotations
@@ -26,8 +27,13 @@ __all__ = ["QUESTIONS", "VIEW", "Parameter", "Question", "UnsafeQueryError", "ch
 
 #: The view every analytics query reads.
 VIEW = "provenance"
-#: Functions that reach outside the query (Java methods by reflection).
-_REFUSED_FUNCTIONS = frozenset({"reflect", "java_method", "try_reflect"})
+#: Functions that reach outside the query: Java methods by reflection, and the XML parsers (an
+#: XML document's external entities could name files or addresses; refused whatever the parser's
+#: own defences).
+_REFUSED_FUNCTIONS = frozenset({
+    "reflect", "java_method", "try_reflect", "xpath", "xpath_boolean", "xpath_double", "xpath_float", "xpath_int",
+    "xpath_long", "xpath_number", "xpath_short", "xpath_string", "from_xml", "schema_of_xml",
+})
 _MAX_SQL = 20_000
 
 

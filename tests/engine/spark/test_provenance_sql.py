@@ -48,6 +48,8 @@ def test_read_only_queries_pass_and_run_as_sqlglot_writes_them(sql):
     ("SELECT reflect('java.lang.System', 'exit', 0)", "reflect() may not be used"),
     ("SELECT java_method('java.lang.Runtime', 'getRuntime')", "java_method() may not be used"),
     ("SELECT TRANSFORM(component_id) USING 'cat /etc/passwd' AS (line) FROM provenance", "script transforms"),
+    ("SELECT xpath_string(details, '/a') FROM provenance", "xpath_string() may not be used"),
+    ("SELECT from_xml(details, 'a STRING') FROM provenance", "from_xml() may not be used"),
     ("FROM provenance SELECT TRANSFORM(component_id) USING 'id'", "script transforms"),
     ("WITH a AS (SELECT * FROM secrets) SELECT * FROM a", "not 'secrets'"),
     ("SELECT FROM WHERE (", "does not parse"),
