@@ -6,10 +6,8 @@ import os
 import shutil
 import struct
 import tarfile
-import threading
 import time
 import zipfile
-from collections import deque
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -19,7 +17,6 @@ from engine.components import (
     AllowableValue,
     ExpressionScope,
     InputRequirement,
-    Processor,
     PropertyDependency,
     PropertyDescriptor,
     Relationship,
@@ -28,11 +25,25 @@ from engine.components import (
 from engine.components import validators as v
 from engine.confinement import ConfinementError
 from engine.expression import ExpressionError
+from engine.processors._bins import (
+    FRAGMENT_COUNT,
+    FRAGMENT_ID,
+    FRAGMENT_INDEX,
+    UNBOUNDED,
+    Bin,
+    BinningProcessor,
+    Member,
+    Thresholds,
+    defragment_problem,
+    keep_common,
+    keep_first,
+    keep_unique,
+    roll_back,
+)
 from engine.session.session import TaskTerminatedError
 from engine.units import parse_duration
 
 if TYPE_CHECKING:
-    from engine.components import ProcessContext
     from engine.flowfile import FlowFile
     from engine.session import ProcessSession
 
@@ -52,23 +63,12 @@ KEEP_COMMON = "Keep Only Common Attributes"
 KEEP_UNIQUE = "Keep All Unique Attributes"
 KEEP_FIRST = "Keep First Attributes"
 
-FRAGMENT_ID = "fragment.identifier"
-FRAGMENT_INDEX = "fragment.index"
-FRAGMENT_COUNT = "fragment.count"
 SEGMENT_ORIGINAL_FILENAME = "segment.original.filename"
 TAR_PERMISSIONS = "tar.permissions"
 MERGE_COUNT = "merge.count"
 MERGE_BIN_AGE = "merge.bin.age"
 MERGE_UUID = "merge.uuid"
 MERGE_REASON = "merge.reason"
-
-# Why a bin was merged (the merge.reason values, NiFi's names).
-REASON_MAX_BYTES = "MAX_BYTES_THRESHOLD_REACHED"
-REASON_MAX_ENTRIES = "MAX_ENTRIES_THRESHOLD_REACHED"
-REASON_MIN_THRESHOLDS = "MIN_THRESHOLDS_REACHED"
-REASON_TIMEOUT = "TIMEOUT"
-REASON_BIN_MANAGER_FULL = "BIN_MANAGER_FULL"
-REASON_UNSET = "UNSET"
 
 
 def _present(value: str, context) -> str | None:
@@ -187,79 +187,14 @@ ORIGINAL = Relationship("original", "The FlowFiles that were merged, each with m
 FAILURE = Relationship("failure", "FlowFiles that could not be merged: incomplete or inconsistent fragments, "
                        "unreadable content, duplicate ZIP entry names")
 
-_BATCH = 1000
 _COPY_CHUNK = 1 << 20
 _MIME_TYPES = {FORMAT_TAR: "application/tar", FORMAT_ZIP: "application/zip",
                FORMAT_FLOWFILE_STREAM_V3: "application/flowfile-v3"}
 _EXTENSIONS = {FORMAT_TAR: ".tar", FORMAT_ZIP: ".zip", FORMAT_FLOWFILE_STREAM_V3: ".pkg", FORMAT_CONCAT: ""}
 _FLOWFILE_V3_MAGIC = b"NiFiFF3"
-_UNBOUNDED = (0, float("inf"), 0, float("inf"))
 
 
-class _Bin:
-    """FlowFiles waiting to be merged, held (uncommitted) in a session of their own."""
-
-    __slots__ = ("contents", "created", "defragment", "failed_offers", "indexes", "max_entries", "max_size",
-                 "min_entries", "min_size", "reason", "session", "size")
-
-    def __init__(self, session: ProcessSession, created: float, thresholds: tuple, defragment: bool) -> None:
-        self.session = session
-        self.created = created
-        self.defragment = defragment
-        if defragment:
-            # Until a fragment.count arrives, nothing but age completes the bin.
-            thresholds = (0, float("inf"), float("inf"), float("inf"))
-        self.min_size, self.max_size, self.min_entries, self.max_entries = thresholds
-        self.contents: list[FlowFile] = []
-        self.size = 0
-        self.indexes: set[str] = set()
-        self.failed_offers = 0
-        self.reason = REASON_UNSET
-
-    def offer(self, flowfile: FlowFile, source: ProcessSession) -> bool:
-        """Take ``flowfile`` (moving it into the bin's session) if it fits; False otherwise."""
-        if self.size + flowfile.size > self.max_size or len(self.contents) >= self.max_entries:
-            self.failed_offers += 1
-            return False
-        if self.defragment:
-            count = flowfile.attributes.get(FRAGMENT_COUNT, "")
-            if count.isdigit():
-                self.min_entries = self.max_entries = int(count)
-            index = flowfile.attributes.get(FRAGMENT_INDEX)
-            if not index or index in self.indexes:
-                self.failed_offers += 1
-                return False
-            self.indexes.add(index)
-        source.migrate(self.session, (flowfile,))
-        self.contents.append(flowfile)
-        self.size += flowfile.size
-        self.failed_offers = 0
-        return True
-
-    def full(self) -> bool:
-        """Nothing more should go in: a maximum is reached, or the minimums are and offers keep failing."""
-        count = len(self.contents)
-        return (self.size >= self.max_size or count >= self.max_entries
-                or (self._minimums_met() and self.failed_offers > 5))
-
-    def full_enough(self) -> bool:
-        """The minimums are reached (or the bin is full)."""
-        return self.full() or self._minimums_met()
-
-    def fullness_reason(self) -> str:
-        if self.size >= self.max_size:
-            return REASON_MAX_BYTES
-        if len(self.contents) >= self.max_entries:
-            return REASON_MAX_ENTRIES
-        if self._minimums_met():
-            return REASON_MIN_THRESHOLDS
-        return REASON_UNSET
-
-    def _minimums_met(self) -> bool:
-        return self.size >= self.min_size and len(self.contents) >= self.min_entries
-
-
-class MergeContent(Processor):
+class MergeContent(BinningProcessor):
     """Merges groups of FlowFiles into one FlowFile: their contents concatenated (with an optional
     header, demarcator and footer), or packed as a TAR or ZIP archive or a NiFi FlowFile Stream
     (version 3). Groups are either bins filled up to size and count thresholds, optionally one per
@@ -320,13 +255,6 @@ class MergeContent(Processor):
     )
     see_also = ("SegmentContent", "MergeRecord", "UnpackContent")
 
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._bins: dict[str | None, list[_Bin]] = {}
-        self._bin_count = 0
-        self._ready: deque[_Bin] = deque()
-        self._scheduled = False
-
     def validate(self, context):
         if context.property(MERGE_STRATEGY).value == BIN_PACKING:
             max_size = context.property(MAX_SIZE).as_data_size()
@@ -346,96 +274,40 @@ class MergeContent(Processor):
                     yield f"'{descriptor.name}' names {value!r}, which is not an existing file"
 
     def on_scheduled(self, context):
-        self._defragment = context.property(MERGE_STRATEGY).value == DEFRAGMENT
+        defragment = context.property(MERGE_STRATEGY).value == DEFRAGMENT
         self._format = context.property(MERGE_FORMAT).value
         self._attribute_strategy = _ATTRIBUTE_STRATEGIES[context.property(ATTRIBUTE_STRATEGY).value]
-        self._correlation = None if self._defragment else context.property(CORRELATION_ATTRIBUTE)
+        self._correlation = None if defragment else context.property(CORRELATION_ATTRIBUTE)
         if self._correlation is not None and not self._correlation.is_set():
             self._correlation = None
-        if self._defragment:
-            self._thresholds = _UNBOUNDED
+        if defragment:
+            thresholds = UNBOUNDED
         else:
             max_size = context.property(MAX_SIZE).as_data_size()
-            self._thresholds = (context.property(MIN_SIZE).as_data_size(),
-                                float("inf") if max_size is None else max_size,
-                                context.property(MIN_ENTRIES).as_int(), context.property(MAX_ENTRIES).as_int())
-        max_age = context.property(MAX_BIN_AGE).as_duration()
-        self._max_age = float("inf") if max_age is None else max_age
-        self._max_bins = context.property(MAX_BINS).as_int()
+            thresholds = Thresholds(context.property(MIN_SIZE).as_data_size(),
+                                    float("inf") if max_size is None else max_size,
+                                    context.property(MIN_ENTRIES).as_int(), context.property(MAX_ENTRIES).as_int())
         self._delimiters = context.property(DELIMITER_STRATEGY).value if self._format == FORMAT_CONCAT else None
         self._compression_level = int(context.property(COMPRESSION_LEVEL).value)
         self._keep_path = context.property(KEEP_PATH).as_bool()
         self._tar_modified_time = context.property(TAR_MODIFIED_TIME)
-        self._scheduled = True
+        self.configure_bins(thresholds, context.property(MAX_BIN_AGE).as_duration(),
+                            context.property(MAX_BINS).as_int(), defragment=defragment)
 
-    def on_unscheduled(self, context):
-        self._scheduled = False
+    # -- binning --------------------------------------------------------------------------
 
-    def on_stopped(self, context):
-        self._scheduled = False
-        with self._lock:
-            bins = [bin_ for group in self._bins.values() for bin_ in group] + list(self._ready)
-            self._bins.clear()
-            self._bin_count = 0
-            self._ready.clear()
-        for bin_ in bins:
-            _roll_back(bin_.session, context)
-
-    # -- one trigger ----------------------------------------------------------------------
-
-    def on_trigger(self, context, session):
-        with self._lock:
-            open_bins = self._bin_count + len(self._ready)
-        binned, new_bin_needed = 0, False
-        created: list[_Bin] = []
-        try:
-            if open_bins <= self._max_bins:
-                binned, new_bin_needed = self._bin_flowfiles(context, session, created)
-            if not self._scheduled:
-                return
-            moved = self._take_ready_bins(context, relax=binned == 0, new_bin_needed=new_bin_needed)
-            merged = self._process_ready_bins(context)
-        except BaseException:
-            # The runtime rolls back the sessions this task opened: forget the bins they hold.
-            self._discard(created, context)
-            raise
-        if not (binned or moved or merged):
-            context.yield_processor()
-
-    def _bin_flowfiles(self, context, session, created: list[_Bin]) -> tuple[int, bool]:
-        """Move FlowFiles from the queue into bins (new bins are added to ``created``); returns how
-        many, and whether one found no room."""
-        binned = 0
-        new_bin_needed = False
-        while self._scheduled:
-            with self._lock:
-                if self._bin_count > self._max_bins:
-                    break
-            flowfiles = session.get_batch(_BATCH)
-            if not flowfiles:
-                break
-            groups: dict[str | None, list[FlowFile]] = {}
-            for flowfile in flowfiles:
-                try:
-                    group = self._group_of(flowfile)
-                except ExpressionError as error:
-                    context.logger.error("cannot tell which bin %s belongs to: %s; routing to failure",
-                                         flowfile.uuid, error)
-                    session.transfer(flowfile, FAILURE)
-                    continue
-                groups.setdefault(group, []).append(flowfile)
-            with self._lock:
-                for group, members in groups.items():
-                    unbinned = self._offer(context, group, members, session, created)
-                    new_bin_needed = new_bin_needed or bool(unbinned)
-                    for flowfile in unbinned:
-                        # A FlowFile no bin can take is merged on its own.
-                        alone = _Bin(context.create_session(), context.clock.monotonic(), _UNBOUNDED, False)
-                        created.append(alone)
-                        alone.offer(flowfile, session)
-                        self._ready.append(alone)
-                    binned += len(members)
-        return binned, new_bin_needed
+    def members(self, context, session, flowfiles):
+        members = []
+        for flowfile in flowfiles:
+            try:
+                group = self._group_of(flowfile)
+            except ExpressionError as error:
+                context.logger.error("cannot tell which bin %s belongs to: %s; routing to failure",
+                                     flowfile.uuid, error)
+                session.transfer(flowfile, FAILURE)
+                continue
+            members.append(Member(flowfile, group))
+        return members
 
     def _group_of(self, flowfile: FlowFile) -> str | None:
         if self._correlation is not None:
@@ -445,106 +317,14 @@ class MergeContent(Processor):
             return flowfile.attributes.get(FRAGMENT_ID)
         return None
 
-    def _offer(self, context, group, members, session, created) -> list[FlowFile]:
-        """Put ``members`` into the group's bins, opening bins as needed (lock held); returns the
-        FlowFiles that fit no bin."""
-        bins = self._bins.setdefault(group, [])
-        unbinned = []
-        max_size = self._thresholds[1]
-        for flowfile in members:
-            if flowfile.size > max_size:
-                unbinned.append(flowfile)
-                continue
-            if any(bin_.offer(flowfile, session) for bin_ in bins):
-                continue
-            bin_ = _Bin(context.create_session(), context.clock.monotonic(), self._thresholds, self._defragment)
-            if bin_.offer(flowfile, session):
-                bins.append(bin_)
-                created.append(bin_)
-                self._bin_count += 1
-            else:
-                unbinned.append(flowfile)
-        if not bins:
-            del self._bins[group]
-        return unbinned
-
-    def _discard(self, bins: list[_Bin], context) -> None:
-        """Forget bins opened by a trigger that failed, returning their FlowFiles to the queue (a bin
-        already merged is gone from the bins, and its committed session has nothing to undo)."""
-        doomed = {id(bin_) for bin_ in bins}
-        with self._lock:
-            for group in list(self._bins):
-                kept = [bin_ for bin_ in self._bins[group] if id(bin_) not in doomed]
-                self._bin_count -= len(self._bins[group]) - len(kept)
-                if kept:
-                    self._bins[group] = kept
-                else:
-                    del self._bins[group]
-            self._ready = deque(bin_ for bin_ in self._ready if id(bin_) not in doomed)
-        for bin_ in bins:
-            _roll_back(bin_.session, context)
-
-    def _take_ready_bins(self, context, relax: bool, new_bin_needed: bool) -> int:
-        """Move the bins due for merging to the ready queue; returns how many moved.
-
-        Full bins are due; with ``relax`` (no FlowFile came in) so are bins that reached the
-        minimums; bins older than Max Bin Age always are. When none is due but the bins are too
-        many (or one more is needed and there is no room), the oldest one is.
-        """
-        now = context.clock.monotonic()
-        moved = 0
-        with self._lock:
-            for group in list(self._bins):
-                kept = []
-                for bin_ in self._bins[group]:
-                    if (bin_.full_enough() if relax else bin_.full()):
-                        bin_.reason = bin_.fullness_reason()
-                    elif now - bin_.created > self._max_age:
-                        bin_.reason = REASON_TIMEOUT
-                    else:
-                        kept.append(bin_)
-                        continue
-                    self._ready.append(bin_)
-                    moved += 1
-                if kept:
-                    self._bins[group] = kept
-                else:
-                    del self._bins[group]
-            self._bin_count -= moved
-            count = self._bin_count
-            if not moved and (count > self._max_bins or (count == self._max_bins and new_bin_needed)):
-                group, oldest = min(((group, bin_) for group, bins in self._bins.items() for bin_ in bins),
-                                    key=lambda item: item[1].created)
-                self._bins[group].remove(oldest)
-                if not self._bins[group]:
-                    del self._bins[group]
-                self._bin_count -= 1
-                oldest.reason = REASON_BIN_MANAGER_FULL
-                self._ready.append(oldest)
-                moved = 1
-        return moved
-
-    def _process_ready_bins(self, context) -> int:
-        processed = 0
-        while self._scheduled:
-            with self._lock:
-                if not self._ready:
-                    break
-                bin_ = self._ready.popleft()
-            self._process(context, bin_)
-            processed += 1
-        return processed
-
     # -- merging one bin ------------------------------------------------------------------
 
-    def _process(self, context, bin_: _Bin) -> None:
+    def merge_bin(self, context, bin_: Bin) -> None:
         session = bin_.session
-        if session.terminated:
-            return  # its task was terminated: the FlowFiles are back in the queue already
         contents = bin_.contents
         try:
             if self._defragment:
-                problem = _defragment_problem(contents)
+                problem = defragment_problem(contents)
                 if problem is not None:
                     context.logger.error("%s; routing %d FlowFile(s) to failure", problem, len(contents))
                     self._fail(session, contents)
@@ -571,7 +351,7 @@ class MergeContent(Processor):
         except Exception as error:
             context.logger.error("failed to merge a bin of %d FlowFile(s): %s: %s; rolling it back",
                                  len(contents), type(error).__name__, error)
-            _roll_back(session, context)
+            roll_back(session, context)
 
     @staticmethod
     def _fail(session: ProcessSession, contents: Sequence[FlowFile]) -> None:
@@ -579,7 +359,7 @@ class MergeContent(Processor):
             session.transfer(flowfile, FAILURE)
         session.commit()
 
-    def _merge(self, context, bin_: _Bin, contents: list[FlowFile]) -> tuple[FlowFile, list[FlowFile]]:
+    def _merge(self, context, bin_: Bin, contents: list[FlowFile]) -> tuple[FlowFile, list[FlowFile]]:
         """Write the merged FlowFile (attributes included); returns it and the FlowFiles left out of it."""
         session = bin_.session
         unmerged: list[FlowFile] = []
@@ -754,72 +534,4 @@ def _merged_filename(contents: Sequence[FlowFile]) -> str:
     return contents[0].attributes.get(SEGMENT_ORIGINAL_FILENAME) or str(time.time_ns())
 
 
-def _defragment_problem(contents: Sequence[FlowFile]) -> str | None:
-    """Why the fragments cannot be put back together, or None when they can."""
-    count = None
-    identifier = None
-    for flowfile in contents:
-        attributes = flowfile.attributes
-        identifier = attributes.get(FRAGMENT_ID)
-        if not attributes.get(FRAGMENT_INDEX, "").isdigit():
-            return f"cannot defragment {flowfile.uuid}: it has no integer {FRAGMENT_INDEX} attribute"
-        fragment_count = attributes.get(FRAGMENT_COUNT)
-        if fragment_count is None:
-            continue
-        if not fragment_count.isdigit():
-            return f"cannot defragment {flowfile.uuid}: its {FRAGMENT_COUNT} attribute is not an integer"
-        if count is None:
-            count = fragment_count
-        elif count != fragment_count:
-            return (f"cannot defragment {flowfile.uuid}: its {FRAGMENT_COUNT} is {fragment_count} but another "
-                    f"fragment of the group says {count}")
-    if count is None:
-        return (f"cannot defragment the fragments of {identifier}: none has a {FRAGMENT_COUNT} attribute, so "
-                "the number expected is unknown")
-    if len(contents) != int(count):
-        return (f"cannot defragment the fragments of {identifier}: {count} are expected but "
-                f"{len(contents)} arrived")
-    return None
-
-
-def _keep_common(flowfiles: Sequence[FlowFile]) -> dict[str, str]:
-    first, rest = flowfiles[0], flowfiles[1:]
-    kept = {key: value for key, value in first.attributes.items()
-            if all(other.attributes.get(key) == value for other in rest)}
-    kept.pop("uuid", None)
-    return kept
-
-
-def _keep_unique(flowfiles: Sequence[FlowFile]) -> dict[str, str]:
-    kept: dict[str, str] = {}
-    conflicting: set[str] = set()
-    for flowfile in flowfiles:
-        for key, value in flowfile.attributes.items():
-            if kept.get(key, value) != value:
-                conflicting.add(key)
-            else:
-                kept[key] = value
-    for key in conflicting | {"uuid"}:
-        kept.pop(key, None)
-    return kept
-
-
-def _keep_first(flowfiles: Sequence[FlowFile]) -> dict[str, str]:
-    kept: dict[str, str] = {}
-    for flowfile in flowfiles:
-        for key, value in flowfile.attributes.items():
-            kept.setdefault(key, value)
-    kept.pop("uuid", None)
-    return kept
-
-
-_ATTRIBUTE_STRATEGIES = {KEEP_COMMON: _keep_common, KEEP_UNIQUE: _keep_unique, KEEP_FIRST: _keep_first}
-
-
-def _roll_back(session: ProcessSession, context: ProcessContext) -> None:
-    try:
-        session.rollback()
-    except TaskTerminatedError:
-        pass  # a terminated task's sessions were rolled back when it was terminated
-    except Exception as error:
-        context.logger.error("rolling back a bin failed: %s: %s", type(error).__name__, error)
+_ATTRIBUTE_STRATEGIES = {KEEP_COMMON: keep_common, KEEP_UNIQUE: keep_unique, KEEP_FIRST: keep_first}
