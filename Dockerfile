@@ -24,11 +24,12 @@ COPY . .
 RUN FLOWSITE_ENV=production SECRET_KEY=build-time-only FLOWSITE_SENSITIVE_KEY=build-time-only \
     python manage.py collectstatic --noinput
 
-# Nodes keep their repositories in /data (a volume per node) and stage Parquet for Spark in
-# /spark-staging (a volume shared with the Spark worker); the image's files stay root's.
+# Nodes keep their repositories in /data (a volume per node), stage Parquet for Spark in
+# /spark-staging (a volume shared with the Spark worker) and export provenance for analytics into
+# /analytics (shared with the jobs process and the Spark worker); the image's files stay root's.
 RUN groupadd --system --gid 10001 flowsite \
     && useradd --system --uid 10001 --gid flowsite --create-home --shell /usr/sbin/nologin flowsite \
-    && mkdir /data /spark-staging && chown flowsite:flowsite /data /spark-staging
+    && mkdir /data /spark-staging /analytics && chown flowsite:flowsite /data /spark-staging /analytics
 USER flowsite
 
 EXPOSE 8000

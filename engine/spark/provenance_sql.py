@@ -7,9 +7,12 @@ Importable without pyspark (the web tier checks SQL with it before a job is queu
 Ad-hoc SQL is accepted only as one query (``SELECT``, ``WITH … SELECT`` or a set operation of
 them) that reads nothing but the view ``provenance`` and its own common table expressions: no
 statement that writes or configures (``INSERT``, ``CREATE``, ``SET``, ``CACHE``, …), no other
-table, no file read as a table (``parquet.`/path```), no table-valued function, and none of the
-functions that call into the JVM (``reflect``, ``java_method``). sqlglot parses it in the Spark
-dialect; what it cannot parse is refused.
+table, no file read as a table (``parquet.`/path```), no table-valued function, no script
+transform (``TRANSFORM(…) USING 'command'`` runs a program), none of the functions that call
+into the JVM (``reflect``, ``java_method``) and none of the XML parsers (``xpath…``,
+``from_xml``). sqlglot parses it in the Spark dialect; what it cannot parse is refused. What
+runs is the query as sqlglot writes it back in Spark SQL, so Spark executes exactly what was
+checked, not its own reading of the text.
 """
 
 from __future__ import annotations
@@ -24,8 +27,13 @@ __all__ = ["QUESTIONS", "VIEW", "Parameter", "Question", "UnsafeQueryError", "ch
 
 #: The view every analytics query reads.
 VIEW = "provenance"
-#: Functions that reach outside the query (Java methods by reflection).
-_REFUSED_FUNCTIONS = frozenset({"reflect", "java_method", "try_reflect"})
+#: Functions that reach outside the query: Java methods by reflection, and the XML parsers (an
+#: XML document's external entities could name files or addresses; refused whatever the parser's
+#: own defences).
+_REFUSED_FUNCTIONS = frozenset({
+    "reflect", "java_method", "try_reflect", "xpath", "xpath_boolean", "xpath_double", "xpath_float", "xpath_int",
+    "xpath_long", "xpath_number", "xpath_short", "xpath_string", "from_xml", "schema_of_xml",
+})
 _MAX_SQL = 20_000
 
 
@@ -34,8 +42,9 @@ class UnsafeQueryError(ValueError):
 
 
 def check_read_only(sql: str) -> str:
-    """``sql`` (stripped) when it is one read-only query of the ``provenance`` view (see the module
-    docstring); raises UnsafeQueryError saying why not."""
+    """The query to run for ``sql`` — as sqlglot writes it back in Spark SQL — when ``sql`` is one
+    read-only query of the ``provenance`` view (see the module docstring); raises
+    UnsafeQueryError saying why not."""
     text = (sql or "").strip()
     if not text:
         raise UnsafeQueryError("the SQL is empty")
@@ -54,11 +63,13 @@ def check_read_only(sql: str) -> str:
     for node in query.walk():
         if isinstance(node, (exp.DML, exp.DDL, exp.Command, exp.Set, exp.Cache, exp.Uncache, exp.Use)):
             raise UnsafeQueryError(f"only reading is allowed; {_kind(node)} is refused")
+        if isinstance(node, exp.QueryTransform):
+            raise UnsafeQueryError("script transforms (TRANSFORM … USING) may not be used: they run programs")
         if isinstance(node, exp.Table):
             _check_table(node, ctes)
         elif isinstance(node, exp.Func) and _function_name(node) in _REFUSED_FUNCTIONS:
             raise UnsafeQueryError(f"the function {_function_name(node)}() may not be used")
-    return text
+    return query.sql(dialect="spark")
 
 
 def _check_table(table: exp.Table, ctes: set[str]) -> None:

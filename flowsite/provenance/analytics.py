@@ -106,8 +106,9 @@ def prepare(user, scope: Scope, *, question: str | None = None, params: dict[str
         if not scope.operator:
             raise exceptions.PermissionDenied(f"you may not run ad-hoc SQL: only platform operators may (the "
                                               f"'{OPERATE_PLATFORM_PERMISSION}' permission)")
+        text = sql.strip()
         try:
-            text = check_read_only(sql)
+            check_read_only(text)
         except UnsafeQueryError as error:
             raise exceptions.ValidationError({"sql": str(error)}) from None
         values: dict[str, Any] = {}

@@ -7,7 +7,8 @@
    names it and why. Each node lists the files that hold its provenance now; the job finds them in
    its own view of the shared analytics directory (``FLOWSITE_ANALYTICS_DIR``) — a file it cannot
    see there also leaves that node out, with a message saying that the directory must be shared.
-2. *Query* (``querying``, 70 %): ``engine.spark.provenance_query.run_query`` over the files of
+2. *Query* (``querying``, 70 %): the SQL is checked again and, as sqlglot writes it back
+   (``check_read_only``), run by ``engine.spark.provenance_query.run_query`` over the files of
    the nodes that answered, restricted to the request's scope, at most
    ``FLOWSITE_ANALYTICS_MAX_ROWS`` rows, interrupted after ``FLOWSITE_ANALYTICS_QUERY_TIMEOUT``.
 3. ``done`` with the result, or ``failed`` with the reason (Spark's message for a wrong query).
@@ -31,6 +32,7 @@ from django.conf import settings
 from engine.cluster.records import ClusterView
 from engine.provenance.export import node_export_directory
 from engine.spark.provenance_query import QueryInterrupted, jobs_runtime, run_query
+from engine.spark.provenance_sql import UnsafeQueryError, check_read_only
 from engine.spark.runtime import SparkQueryError, SparkUnavailableError
 from engine.spark.settings import SparkSettings
 from flowsite.cluster import redis as cluster_redis
@@ -60,7 +62,7 @@ def run(request_id: str) -> None:
         files = _export(record)
         _step(record, state="querying", percent=70)
         result = run_query(
-            jobs_runtime(spark_settings()), files, record["sql"],
+            jobs_runtime(spark_settings()), files, check_read_only(record["sql"]),
             components=None if record["components"] is None else frozenset(record["components"]),
             max_rows=settings.FLOWSITE_ANALYTICS_MAX_ROWS, timeout=settings.FLOWSITE_ANALYTICS_QUERY_TIMEOUT,
             cancelled=lambda: not analytics.exists(request_id))
@@ -70,6 +72,8 @@ def run(request_id: str) -> None:
     except QueryInterrupted as error:
         if analytics.exists(request_id):
             _finish(record, started, "failed", error=f"the query was stopped: {error}")
+    except UnsafeQueryError as error:
+        _finish(record, started, "failed", error=f"the SQL was refused: {error}")
     except SparkQueryError as error:
         _finish(record, started, "failed", error=f"Spark could not run the query: {error}")
     except SparkUnavailableError as error:

@@ -270,14 +270,15 @@ def test_redis_and_spark_urls_name_their_services():
     assert worker["depends_on"] == {"spark-master": {"condition": "service_healthy"}}
 
 
-def test_the_spark_worker_sees_the_nodes_staging_directory_at_the_same_path():
+def test_the_spark_worker_sees_the_nodes_staging_and_analytics_directories_at_the_same_path():
     staging = environment("web")["FLOWSITE_SPARK_STAGING_DIR"]
-    assert staging.startswith("/")
+    analytics = environment("web")["FLOWSITE_ANALYTICS_DIR"]
+    assert staging.startswith("/") and analytics.startswith("/")
     worker = dict(reversed(mount.split(":")) for mount in SERVICES["spark-worker"]["volumes"])
-    assert worker == {staging: "spark-staging"}
+    assert worker == {staging: "spark-staging", analytics: "analytics"}
     dockerfile = re.sub(r"\s+", " ", (REPO_ROOT / "Dockerfile").read_text().replace("\\\n", " "))
-    assert f"mkdir /data {staging} && chown flowsite:flowsite /data {staging}" in dockerfile, \
-        "the volume starts out owned by the user the nodes and the worker run as"
+    assert f"mkdir /data {staging} {analytics} && chown flowsite:flowsite /data {staging} {analytics}" in dockerfile, \
+        "the volumes start out owned by the user the nodes and the worker run as"
 
 
 def dockerfile_instruction(keyword: str) -> str:

@@ -17,7 +17,7 @@ from engine.provenance import ProvenanceConfig, ProvenanceEvent, ProvenanceEvent
 from engine.provenance.export import ProvenanceExporter
 from engine.spark.provenance_query import QueryInterrupted, run_query
 from engine.spark.runtime import SparkQueryError
-from engine.spark.provenance_sql import QUESTIONS
+from engine.spark.provenance_sql import QUESTIONS, check_read_only
 from tests.engine.provenance.conftest import claim
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -84,8 +84,9 @@ def files(tmp_path_factory) -> list[str]:
 
 
 def ask(runtime, files, question: str, components=None, **params):
-    return run_query(runtime, files, QUESTIONS[question].sql(params), components=components, max_rows=1000,
-                     timeout=300)
+    """The answer to a ready question, its SQL run as the job runs it (as sqlglot writes it back)."""
+    return run_query(runtime, files, check_read_only(QUESTIONS[question].sql(params)), components=components,
+                     max_rows=1000, timeout=300)
 
 
 def test_flowfiles_and_bytes_per_component_per_hour(runtime, files):
