@@ -5,16 +5,14 @@ operators), follow it, read its result, delete it. The request runs as a Celery 
 
 from __future__ import annotations
 
-import redis
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.generics import GenericAPIView
 from rest_framework.response import Response
 from rest_framework.reverse import reverse
 from rest_framework.throttling import ScopedRateThrottle
 
 from engine.spark.provenance_sql import QUESTIONS
-from flowsite.cluster import redis as cluster_redis
+from flowsite.cluster.api.views import ClusterEndpoint
 from flowsite.provenance import analytics
 from flowsite.provenance.api.serializers import (AnalyticsAnswerSerializer, AnalyticsRequestSerializer,
                                                  QuestionsSerializer)
@@ -28,18 +26,7 @@ class AnalyticsThrottle(ScopedRateThrottle):
         return request.method != "POST" or super().allow_request(request, view)
 
 
-class _AnalyticsEndpoint(GenericAPIView):
-    filter_backends = ()
-    pagination_class = None
-    extra_error_statuses: tuple[int, ...] = (503,)
-
-    def handle_exception(self, exc):
-        if isinstance(exc, redis.RedisError):
-            exc = cluster_redis.unreachable(exc)
-        return super().handle_exception(exc)
-
-
-class AnalyticsList(_AnalyticsEndpoint):
+class AnalyticsList(ClusterEndpoint):
     """Submit an analytics request: 202 with the request, to be followed at its ``url`` until its
     state is ``done`` (or ``failed``)."""
 
@@ -60,7 +47,7 @@ class AnalyticsList(_AnalyticsEndpoint):
         return Response({**answer, "url": url}, status=status.HTTP_202_ACCEPTED, headers={"Location": url})
 
 
-class AnalyticsQuestions(_AnalyticsEndpoint):
+class AnalyticsQuestions(ClusterEndpoint):
     """The ready questions, and whether you may send ad-hoc SQL."""
 
     serializer_class = QuestionsSerializer
@@ -71,7 +58,7 @@ class AnalyticsQuestions(_AnalyticsEndpoint):
                          "may_use_sql": is_platform_operator(request.user)})
 
 
-class AnalyticsDetail(_AnalyticsEndpoint):
+class AnalyticsDetail(ClusterEndpoint):
     """One of your analytics requests: its state, progress and (once done) result; DELETE forgets
     it (a job still running stops)."""
 
