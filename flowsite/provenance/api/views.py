@@ -33,6 +33,8 @@ class AnalyticsList(ClusterEndpoint):
     serializer_class = AnalyticsRequestSerializer
     throttle_classes = [AnalyticsThrottle]
     throttle_scope = "analytics"
+    #: 404: the request names a tenant that does not exist or that the user does not belong to.
+    extra_error_statuses = (404, 503)
 
     @extend_schema(request=AnalyticsRequestSerializer, responses={202: AnalyticsAnswerSerializer})
     def post(self, request):
