@@ -14,6 +14,9 @@ by one in NiFi. The Spark-backed ones here (QueryRecord, PartitionRecord, Update
 4. the job's answer is split by the index column, and each FlowFile's own outputs are written
    with the Record Writer, with the attributes NiFi gives them.
 
+A trigger takes up to four micro-batches, and their jobs run one at a time in a second thread:
+while Spark runs one, the task reads the next micro-batch and writes the last one's outputs.
+
 A FlowFile larger than Micro-Batch Data Size is worked on alone; processors that can (QueryRecord,
 UpdateRecord: ``streams``) stage its records for Spark as the reader gives them and write the
 answer as Spark gives it back, a batch at a time, so it is never held in memory.
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -51,9 +55,10 @@ if TYPE_CHECKING:
     from engine.record.api import WriteResult
     from engine.session import ProcessSession
 
-__all__ = ["INCLUDE_ZERO_RECORDS", "MICRO_BATCH_DATA_SIZE", "MICRO_BATCH_SIZE", "RECORD_ERROR", "RECORD_READER",
-           "RECORD_WRITER", "BatchRolledBack", "Loaded", "MicroBatchProcessor", "RecordProcessor", "error_text",
-           "Compiled", "compile_path", "evaluate_all", "record_schema", "split_by_flowfile", "valid_path", "write_records"]
+__all__ = ["BatchRolledBack", "Compiled", "INCLUDE_ZERO_RECORDS", "Loaded", "MICRO_BATCH_DATA_SIZE",
+           "MICRO_BATCH_SIZE", "MicroBatchProcessor", "RECORD_ERROR", "RECORD_READER", "RECORD_WRITER",
+           "RecordProcessor", "SMALL_CONTENT", "compile_path", "error_text", "evaluate_all", "record_schema",
+           "split_by_flowfile", "take_micro_batch", "valid_path", "write_many", "write_records"]
 
 RECORD_ERROR = "record.error.message"
 MIME_TYPE = "mime.type"
@@ -79,6 +84,11 @@ MICRO_BATCH_DATA_SIZE = PropertyDescriptor(
     default="64 MB", validators=[v.DATA_SIZE], expression_language=ExpressionScope.ENVIRONMENT)
 
 _TAKE = 100
+#: Contents up to this size are read and written many at once (``read_contents``,
+#: ``write_contents``); larger ones through a reader or writer of their own.
+SMALL_CONTENT = 1 << 20
+#: Micro-batches one trigger takes, so that their jobs and Python's work overlap (``_JobPipeline``).
+_PIPELINED = 4
 _SMALL_CHUNK = 1024
 _COMPILED_KEPT = 256
 
@@ -165,34 +175,29 @@ class MicroBatchProcessor(RecordProcessor):
         raise NotImplementedError
 
     def on_trigger(self, context, session):
-        flowfiles = take_micro_batch(session, self.batch_count, self.batch_bytes)
-        if not flowfiles:
+        batches = []
+        for _ in range(_PIPELINED):
+            flowfiles = take_micro_batch(session, self.batch_count, self.batch_bytes)
+            if not flowfiles:
+                break
+            batches.append(flowfiles)
+        if not batches:
             return
         try:
-            loaded = []
-            large = []
-            for position, flowfile in enumerate(flowfiles):
-                if self.streams and flowfile.size > self.batch_bytes:
-                    large.append(flowfile)
-                    continue
-                item = self._load(context, session, position, flowfile)
-                if item is not None:
-                    loaded.append(item)
-            for flowfile in large:
+            for flowfile in (flowfile for flowfiles in batches for flowfile in flowfiles if self._large(flowfile)):
                 self._stream(context, session, flowfile)
-            for group in self._groups(loaded):
-                table = _contiguous(pa.concat_tables([item.table for item in group]))
-                try:
-                    result = run_job(context, session, lambda runtime, spark: self.job(runtime, spark, table, group))
-                except _query_error() as error:
-                    self._fail_all(context, session, group, f"Spark could not run the job: {error}")
-                    continue
-                except ValueError as error:  # the job cannot be made for these records (a RecordPath...)
-                    self._fail_all(context, session, group, f"the job cannot run on these records: {error}")
-                    continue
-                self.emit(context, session, group, result)
+            with _JobPipeline(self, context, session) as pipeline:
+                for flowfiles in batches:
+                    loaded = self._load(context, session, [(position, flowfile) for position, flowfile
+                                                           in enumerate(flowfiles) if not self._large(flowfile)])
+                    for group in self._groups(loaded):
+                        pipeline.submit(group, _contiguous(pa.concat_tables([item.table for item in group])))
         except BatchRolledBack:
             return
+
+    def _large(self, flowfile: FlowFile) -> bool:
+        """Whether ``flowfile`` is worked on alone, streamed."""
+        return self.streams and flowfile.size > self.batch_bytes
 
     def _stream(self, context, session, flowfile: FlowFile) -> None:
         """A large FlowFile alone: its records staged for Spark as the reader gives them."""
@@ -222,10 +227,6 @@ class MicroBatchProcessor(RecordProcessor):
         except Exception as error:
             self.fail(context, session, flowfile, f"cannot work on its records: {error_text(error)}")
 
-    def _fail_all(self, context, session, group: list[Loaded], message: str) -> None:
-        for item in group:
-            self.fail(context, session, item.flowfile, message)
-
     def _groups(self, loaded: Iterable[Loaded]) -> list[list[Loaded]]:
         """The loaded FlowFiles by schema and group, in order of first appearance."""
         groups: dict[tuple[bytes, Hashable], list[Loaded]] = {}
@@ -234,30 +235,53 @@ class MicroBatchProcessor(RecordProcessor):
             groups.setdefault((schema, self.group_of(item.key)), []).append(item)
         return list(groups.values())
 
-    def _load(self, context, session, position: int, flowfile: FlowFile) -> Loaded | None:
-        try:
-            key = self.prepare(context, flowfile)
-        except ValueError as error:
-            self.fail(context, session, flowfile, str(error))
-            return None
+    def _load(self, context, session, flowfiles: list[tuple[int, FlowFile]]) -> list[Loaded]:
+        """The FlowFiles (with their places in the micro-batch) read, all through one call of the
+        Record Reader (``read_contents``); those that cannot be read go to failure."""
+        keys, taken = [], []
+        for position, flowfile in flowfiles:
+            try:
+                keys.append(self.prepare(context, flowfile))
+            except ValueError as error:
+                self.fail(context, session, flowfile, str(error))
+                continue
+            taken.append((position, flowfile))
+        small = [number for number, (_, flowfile) in enumerate(taken) if flowfile.size <= SMALL_CONTENT]
+        read = self.reader_factory.read_contents([session.read_bytes(taken[number][1]) for number in small],
+                                                 [taken[number][1].attributes for number in small])
+        answers: list = [None] * len(taken)
+        for number, answer in zip(small, read):
+            answers[number] = answer
+        for number, (_, flowfile) in enumerate(taken):
+            if answers[number] is None:
+                answers[number] = self._read_alone(session, flowfile)
+        loaded = []
+        for (position, flowfile), key, answer in zip(taken, keys, answers):
+            if isinstance(answer, Exception):
+                self.fail(context, session, flowfile, f"cannot read its records: {error_text(answer)}")
+                continue
+            schema, table = answer
+            taken_names = [name for name in table.column_names if reserved(name)]
+            if taken_names:
+                self.fail(context, session, flowfile, f"its records have a field named {taken_names[0]}, a name "
+                          "Flowsite reserves")
+                continue
+            index = pa.array(np.full(table.num_rows, position, dtype=np.int32))
+            loaded.append(Loaded(position, flowfile, schema, table.append_column(INDEX_COLUMN, index), key))
+        return loaded
+
+
+    def _read_alone(self, session, flowfile: FlowFile) -> tuple[RecordSchema, pa.Table] | Exception:
+        """A FlowFile too large to hold as bytes beside its records, read through a reader of its
+        content: its schema and records, or the error reading them raised."""
         try:
             with session.read(flowfile) as stream:
-                reader = self.reader_factory.create_reader(stream, flowfile.attributes)
-                with reader:
-                    schema = reader.schema
-                    table = reader.read_all()
+                with self.reader_factory.create_reader(stream, flowfile.attributes) as reader:
+                    return reader.schema, reader.read_all()
         except (DamagedContentError, TaskTerminatedError):
             raise
         except Exception as error:
-            self.fail(context, session, flowfile, f"cannot read its records: {error_text(error)}")
-            return None
-        taken = [name for name in table.column_names if reserved(name)]
-        if taken:
-            self.fail(context, session, flowfile, f"its records have a field named {taken[0]}, a name Flowsite "
-                      "reserves")
-            return None
-        index = pa.array(np.full(table.num_rows, position, dtype=np.int32))
-        return Loaded(position, flowfile, schema, table.append_column(INDEX_COLUMN, index), key)
+            return error
 
 
 def take_micro_batch(session: ProcessSession, max_count: int, max_bytes: int) -> list[FlowFile]:
@@ -297,11 +321,87 @@ def run_job(context: ProcessContext, session: ProcessSession, job: Callable[[Any
     try:
         return runtime.run(lambda spark: job(runtime, spark))
     except SparkUnavailableError as error:
-        context.logger.warning("Spark could not run a job (%s); rolling back %d FlowFile(s) and penalizing them",
-                               error, session.counts.flowfiles_in)
-        session.rollback(penalize=True)
-        context.yield_processor()
-        raise BatchRolledBack(str(error)) from error
+        raise _rolled_back(context, session, error) from error
+
+
+def _rolled_back(context: ProcessContext, session: ProcessSession, error: Exception) -> BatchRolledBack:
+    """Roll the session back with its FlowFiles penalized and yield, because Spark could not run
+    a job; the BatchRolledBack to raise."""
+    context.logger.warning("Spark could not run a job (%s); rolling back %d FlowFile(s) and penalizing them",
+                           error, session.counts.flowfiles_in)
+    session.rollback(penalize=True)
+    context.yield_processor()
+    return BatchRolledBack(str(error))
+
+
+class _JobPipeline:
+    """A trigger's Spark jobs, run one at a time in a second thread, so that the task's own
+    thread reads the next micro-batch while Spark runs a job and writes a job's outputs while
+    Spark runs the next: Python's work and Spark's overlap. Whatever touches the session stays
+    in the task's thread; on leaving, the last job's outputs are written (or, on an error, its
+    job is waited for and dropped)."""
+
+    def __init__(self, processor: MicroBatchProcessor, context: ProcessContext, session: ProcessSession) -> None:
+        self._processor = processor
+        self._context = context
+        self._session = session
+        self._pool = ThreadPoolExecutor(1, thread_name_prefix="spark-job")
+        self._pending: tuple[list[Loaded], Future] | None = None
+
+    def submit(self, group: list[Loaded], table: pa.Table) -> None:
+        """Run ``group``'s job once the job before it has finished, then write that one's outputs."""
+        from engine.spark.runtime import node_runtime
+
+        finished = self._collect()
+        runtime = node_runtime()
+        processor = self._processor
+        future = self._pool.submit(runtime.run, lambda spark: processor.job(runtime, spark, table, group))
+        self._pending = (group, future)
+        if finished is not None:
+            processor.emit(self._context, self._session, *finished)
+
+    def _collect(self) -> tuple[list[Loaded], Any] | None:
+        """The pending job's group and answer; None when there is none or its group failed."""
+        from engine.spark.runtime import SparkUnavailableError
+
+        if self._pending is None:
+            return None
+        (group, future), self._pending = self._pending, None
+        try:
+            return group, future.result()
+        except SparkUnavailableError as error:
+            raise _rolled_back(self._context, self._session, error) from error
+        except Exception as error:
+            message = _job_error(error)
+            if message is None:
+                raise
+            for item in group:
+                self._processor.fail(self._context, self._session, item.flowfile, message)
+            return None
+
+    def __enter__(self) -> _JobPipeline:
+        return self
+
+    def __exit__(self, kind, error, trace) -> None:
+        try:
+            if kind is None:
+                finished = self._collect()
+                if finished is not None:
+                    self._processor.emit(self._context, self._session, *finished)
+            elif self._pending is not None:
+                wait([self._pending[1]])
+        finally:
+            self._pool.shutdown(wait=True)
+
+
+def _job_error(error: Exception) -> str | None:
+    """Why a group goes to failure when its job raised ``error`` (a query Spark refuses, a
+    RecordPath these records cannot take); None for any other error."""
+    if isinstance(error, _query_error()):
+        return f"Spark could not run the job: {error}"
+    if isinstance(error, ValueError):
+        return f"the job cannot run on these records: {error}"
+    return None
 
 
 def _query_error() -> type[Exception]:
@@ -347,6 +447,34 @@ def write_records(session: ProcessSession, flowfile: FlowFile, writer_factory: R
     result = written[0]
     updates = {MIME_TYPE: writer_factory.mime_type, **result.attributes, RECORD_COUNT: str(result.record_count)}
     return session.put_all_attributes(flowfile, updates), result
+
+
+def write_many(session: ProcessSession, writer_factory: RecordSetWriterFactory, flowfiles: Sequence[FlowFile],
+               tables: Sequence[pa.Table], attributes: Sequence[Mapping[str, str]],
+               added: Mapping[str, str] | None = None,
+               schema: RecordSchema | None = None) -> list[tuple[FlowFile, WriteResult] | Exception]:
+    """``write_records`` for many small outputs at once: each of ``flowfiles`` gets its
+    ``tables``' records written by the Record Writer (``write_contents``: one rendering for all
+    where the writer can), all contents in one write to the content repository, and the writer's
+    attributes plus ``added``. ``attributes`` are those the writer's schema access evaluates for
+    each; ``schema`` is the records' (by default, the one their Arrow schema maps to). An output
+    the writer could not write gets the error instead (and is left unchanged)."""
+    if schema is None and tables:
+        schema = _record_schema(tables[0].schema)
+    answers = writer_factory.write_contents(tables, schema, attributes) if tables else []
+    contents = [(flowfile, answer[0]) for flowfile, answer in zip(flowfiles, answers)
+                if not isinstance(answer, Exception)]
+    updated = iter(session.write_all_bytes(contents))
+    results: list[tuple[FlowFile, WriteResult] | Exception] = []
+    for answer in answers:
+        if isinstance(answer, Exception):
+            results.append(answer)
+            continue
+        result = answer[1]
+        attributes_out = {MIME_TYPE: writer_factory.mime_type, **result.attributes,
+                          RECORD_COUNT: str(result.record_count), **(added or {})}
+        results.append((session.put_all_attributes(next(updated), attributes_out), result))
+    return results
 
 
 # -- RecordPaths ----------------------------------------------------------------------------

@@ -25,9 +25,8 @@ from engine.processors._records import (
     error_text,
     evaluate_all,
     split_by_flowfile,
+    write_many,
 )
-from engine.session.damaged import DamagedContentError
-from engine.session.guard import TaskTerminatedError
 
 ROUTE_ATTRIBUTE = "QueryRecord.Route"
 
@@ -149,25 +148,32 @@ class QueryRecord(MicroBatchProcessor):
 
     def emit(self, context, session, group, answers):
         positions = [item.position for item in group]
-        pieces = [split_by_flowfile(answer.table, positions) for answer in answers]
-        names = list(self._queries)
-        for number, item in enumerate(group):
-            flowfile = item.flowfile
-            outputs: list = []
-            try:
-                for name, answer, answered in zip(names, answers, pieces):
-                    records = answered[number]
-                    if not records.num_rows and answer.over_no_records is not None:
-                        records = _like(answer.over_no_records, records.schema)
-                    if records.num_rows or self._include_zero:
-                        self._answer(session, flowfile, name, records, records.schema, outputs)
-            except (DamagedContentError, TaskTerminatedError):
-                raise
-            except Exception as error:
-                _drop(session, outputs)
-                self.fail(context, session, flowfile, f"cannot write the answer: {error_text(error)}")
-                continue
-            self._route(session, flowfile, outputs)
+        flowfiles = [item.flowfile for item in group]
+        failed: dict[int, str] = {}
+        outputs: list[list] = [[] for _ in group]
+        for name, answer in zip(self._queries, answers):
+            pieces = split_by_flowfile(answer.table, positions)
+            if answer.over_no_records is not None:
+                pieces = [piece if piece.num_rows else _like(answer.over_no_records, piece.schema) for piece in pieces]
+            wanted = [number for number, piece in enumerate(pieces)
+                      if number not in failed and (piece.num_rows or self._include_zero)]
+            children = [session.create(flowfiles[number]) for number in wanted]
+            written = write_many(session, self.writer_factory, children, [pieces[number] for number in wanted],
+                                 [flowfiles[number].attributes for number in wanted], {ROUTE_ATTRIBUTE: name})
+            for number, child, result in zip(wanted, children, written):
+                if isinstance(result, Exception):
+                    session.remove(child)
+                    failed[number] = f"cannot write the answer: {error_text(result)}"
+                elif not result[1].record_count and not self._include_zero:
+                    session.remove(result[0])
+                else:
+                    outputs[number].append([result[0], name])
+        for number, flowfile in enumerate(flowfiles):
+            if number in failed:
+                _drop(session, outputs[number])
+                self.fail(context, session, flowfile, failed[number])
+            else:
+                self._route(session, flowfile, outputs[number])
 
     def stream(self, context, session, runtime, spark, flowfile, key, frame, schema):
         from engine.spark.jobs import query_batches

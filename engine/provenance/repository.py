@@ -573,7 +573,9 @@ def describe_directory(directory: Path) -> list[str]:
         if meta.get("count"):
             oldest = meta["min_time"] if oldest is None else min(oldest, meta["min_time"])
             newest = meta["max_time"] if newest is None else max(newest, meta["max_time"])
-    journals = [(first, paths) for first, paths in list_journal_sets(directory / "journals")]
+    # a node killed while it created the repository may leave it without its journals
+    journal_dir = directory / "journals"
+    journals = list_journal_sets(journal_dir) if journal_dir.is_dir() else []
     journal_bytes = sum(p.stat().st_size for _, paths in journals for p in paths)
     lines = [f"{len(shards)} shard(s), {events} event(s), {format_data_size(size)}"]
     if oldest is not None:

@@ -18,10 +18,11 @@ from __future__ import annotations
 import codecs
 import io
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import BinaryIO
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
@@ -31,7 +32,7 @@ from engine.record.schema import RecordSchema
 from engine.record.cursors import StreamCursor, StreamCursors
 from engine.record.values import ConversionError, TemporalFormats, conform_batch, format_column, infer_text_type
 
-__all__ = ["BLOCK_SIZE", "CsvDialect", "CsvReader", "CsvWriter", "DIALECTS", "INFERENCE_RECORDS"]
+__all__ = ["BLOCK_SIZE", "CsvDialect", "CsvReader", "CsvWriter", "DIALECTS", "INFERENCE_RECORDS", "split_text"]
 
 #: Bytes pyarrow parses at a time (a record may not be longer). pyarrow reads ahead about 32
 #: blocks, so reading holds some 16 MB of content whatever its size.
@@ -166,7 +167,7 @@ class CsvReader(RecordReader):
 
     def _options(self, names: list[str] | None, skip: int):
         dialect = self._dialect
-        read = pacsv.ReadOptions(use_threads=False, block_size=BLOCK_SIZE, column_names=names, skip_rows=skip,
+        read = pacsv.ReadOptions(block_size=BLOCK_SIZE, column_names=names, skip_rows=skip,
                                  encoding=self._encoding)
         parse = pacsv.ParseOptions(delimiter=dialect.delimiter, quote_char=dialect.quote or False,
                                    escape_char=dialect.escape or False, double_quote=dialect.quote is not None,
@@ -187,6 +188,7 @@ class CsvReader(RecordReader):
         """The values of the first line (the header's names, or tells how many columns there are)."""
         read, parse, _ = self._options(None, 0)
         read.autogenerate_column_names = True
+        read.use_threads = False
         read.block_size = 64 << 10  # small: pyarrow reads dozens of blocks ahead
         reader = None
         while True:
@@ -212,6 +214,7 @@ class CsvReader(RecordReader):
         return [value.strip() for value in values] if self._dialect.trim else values
 
     def _open(self, names: list[str] | None, skip: int):
+        self._layout = (names, skip)
         read, parse, convert = self._options(names, skip)
         if names == []:  # empty content
             return iter(())
@@ -220,8 +223,23 @@ class CsvReader(RecordReader):
         except StopIteration:
             return iter(())
         except (pa.ArrowInvalid, UnicodeDecodeError) as error:
+            located = self._located(error)
             self._cursors.release()
-            raise self._error(error) from None
+            raise located from None
+
+    def _located(self, error: Exception) -> MalformedRecordError:
+        """``error`` with its line. Parsing in several threads numbers no rows, so the content is
+        parsed again in one thread up to the error (the error path only)."""
+        self._invalid.clear()
+        read, parse, convert = self._options(*self._layout)
+        read.use_threads = False
+        try:
+            for _ in pacsv.open_csv(self._source()[0], read_options=read, parse_options=parse,
+                                    convert_options=convert):
+                pass
+        except (pa.ArrowInvalid, UnicodeDecodeError) as again:
+            return self._error(again)
+        return self._error(error)
 
     def _error(self, error: Exception) -> MalformedRecordError:
         if self._invalid:
@@ -246,7 +264,7 @@ class CsvReader(RecordReader):
             except StopIteration:
                 return
             except (pa.ArrowInvalid, UnicodeDecodeError) as error:
-                raise self._error(error) from None
+                raise self._located(error) from None
             yield self._trimmed(batch)
 
     def _trimmed(self, batch: pa.RecordBatch) -> pa.RecordBatch:
@@ -335,17 +353,37 @@ class CsvWriter(RecordSetWriter):
     def write_batch(self, batch: pa.RecordBatch | pa.Table) -> None:
         if not self._header_written:
             self._write_header()
+        rows = self.rendered_rows(batch)
+        if len(rows):
+            self._write_text(rows)
+            self._count += len(rows)
+
+    def rendered_rows(self, batch: pa.RecordBatch | pa.Table) -> pa.Array:
+        """``batch``'s records as CSV text, one string per record with its record separator
+        (nothing is written); raises MalformedRecordError for a value of the wrong type."""
         try:
             batch = conform_batch(batch, self._schema.arrow, self._formats)
         except ConversionError as error:
             raise MalformedRecordError(f"record {self._count + error.index + 1}, field {error.field!r}: {error}") from None
         if batch.num_rows == 0:
-            return
+            return pa.array([], pa.string())
         columns = [self._render(format_column(column, self._formats), position == 0,
                                 any(test(column.type) for test in _NUMERIC))
                    for position, column in enumerate(batch.columns)]
-        self._write_rows(columns)
-        self._count += batch.num_rows
+        return self._rows(columns)
+
+    def header_text(self) -> bytes:
+        """The header line as written (empty when no header is written)."""
+        if not (self._include_header and self._schema.field_names):
+            return b""
+        names = self._schema.field_names
+        rows = self._rows([self._render(pa.array([name]), i == 0, False) for i, name in enumerate(names)])
+        return bytes(split_text(rows, [1])[0])
+
+    @property
+    def utf8(self) -> bool:
+        """Whether the text is written as UTF-8 (Arrow's own strings, unencoded)."""
+        return self._encoder is None
 
     def finish(self) -> WriteResult:
         if not self._header_written:
@@ -353,14 +391,17 @@ class CsvWriter(RecordSetWriter):
         flush = getattr(self._stream, "flush", None)  # a session's content writer has only write
         if flush is not None:
             flush()
-        attributes = {"mime.type": "text/csv", "record.count": str(self._count), **self._attributes}
-        return WriteResult(self._count, attributes)
+        return WriteResult(self._count, {**self.finish_attributes(), "record.count": str(self._count)})
+
+    def finish_attributes(self) -> dict[str, str]:
+        """The attributes ``finish`` reports besides ``record.count``."""
+        return {"mime.type": "text/csv", **self._attributes}
 
     def _write_header(self) -> None:
         self._header_written = True
-        if self._include_header and self._schema.field_names:
-            names = self._schema.field_names
-            self._write_rows([self._render(pa.array([name]), i == 0, False) for i, name in enumerate(names)])
+        header = self.header_text()
+        if header:
+            self._write_text(header)
 
     def _render(self, text: pa.Array, first: bool, numeric: bool) -> pa.Array:
         """Values as CSV cells: trimmed, quoted or escaped, nulls as the Null String."""
@@ -402,14 +443,26 @@ class CsvWriter(RecordSetWriter):
             text = pc.replace_substring_regex(text, f"^({re.escape(dialect.comment)})", escape + r"\1")
         return text
 
-    def _write_rows(self, columns: list[pa.Array]) -> None:
+    def _rows(self, columns: list[pa.Array]) -> pa.Array:
         dialect = self._dialect
         ending = (dialect.delimiter if dialect.trailing_delimiter else "") + dialect.record_separator
         rows = pc.binary_join_element_wise(*columns, dialect.delimiter) if len(columns) > 1 else columns[0]
-        rows = pc.binary_join_element_wise(rows, ending, "")
-        _, offsets, data = rows.buffers()
-        offsets = memoryview(offsets).cast("i")
-        chunk = memoryview(data)[offsets[rows.offset]:offsets[rows.offset + len(rows)]]
+        return pc.binary_join_element_wise(rows, ending, "")
+
+    def _write_text(self, text: pa.Array | bytes) -> None:
+        chunk = split_text(text, [len(text)])[0] if isinstance(text, pa.Array) else text
         if self._encoder is not None:  # one encoder for the whole output: a UTF-16 BOM only once
             chunk = self._encoder.encode(bytes(chunk).decode("utf-8"))
         self._stream.write(chunk)
+
+
+def split_text(rows: pa.Array, counts: Sequence[int]) -> list[memoryview]:
+    """``rows`` (strings such as ``CsvWriter.rendered_rows`` gives) cut into runs of ``counts``
+    records, each as UTF-8 bytes, without a copy."""
+    if not len(rows):
+        return [memoryview(b"")] * len(counts)
+    _, offsets, data = rows.buffers()
+    offsets = np.frombuffer(offsets, dtype=np.int32)[rows.offset:rows.offset + len(rows) + 1]
+    bounds = offsets[np.concatenate(([0], np.cumsum(counts, dtype=np.int64)))].tolist()
+    data = memoryview(data)
+    return [data[start:end] for start, end in zip(bounds[:-1], bounds[1:])]

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import codecs
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import BinaryIO
+
+import pyarrow as pa
 
 from engine.components import AllowableValue, ControllerService, ExpressionScope, PropertyDependency, \
     PropertyDescriptor
@@ -38,8 +40,9 @@ from engine.record.access import (
     schema_write_attributes,
     schema_write_strategy,
 )
-from engine.record.api import MalformedRecordError, RecordReader, RecordSetWriter
-from engine.record.csv_format import DIALECTS, CsvDialect, CsvReader, CsvWriter
+from engine.record.api import MalformedRecordError, RecordReader, RecordSetWriter, WriteResult
+from engine.record.csv_batch import read_csv_contents
+from engine.record.csv_format import DIALECTS, CsvDialect, CsvReader, CsvWriter, split_text
 from engine.record.schema import RecordSchema
 from engine.record.values import DATE_FORMAT, TIME_FORMAT, TIMESTAMP_FORMAT, TemporalFormats
 from engine.services.apis import RecordReaderFactory, RecordSetWriterFactory
@@ -175,6 +178,21 @@ _MIGRATED = {**MIGRATED_PROPERTIES, "Skip Header Line": "Treat First Line as Hea
              "csvutils-allow-duplicate-header-names": "Allow Duplicate Header Names"}
 
 
+def _dialects(context, attributes: Sequence[Mapping[str, str]], with_quote_mode: bool) -> list[CsvDialect | None]:
+    """``_dialect`` for each FlowFile's attributes (worked out once when no property refers to
+    attributes), None where it cannot be had (a ``create_reader``/``create_writer`` then says why)."""
+    def one(attrs: Mapping[str, str]) -> CsvDialect | None:
+        try:
+            return _dialect(context, attrs, with_quote_mode)
+        except Exception:
+            return None
+
+    if not any("${" in (context.property(descriptor).value or "")
+               for descriptor in (VALUE_SEPARATOR, QUOTE_CHAR, ESCAPE_CHAR, COMMENT_MARKER)):
+        return [one({})] * len(attributes)
+    return [one(attrs) for attrs in attributes]
+
+
 def _dialect(context, attributes: Mapping[str, str], with_quote_mode: bool) -> CsvDialect:
     """The CSV dialect the properties describe, their expressions evaluated for ``attributes``."""
     preset = DIALECTS[context.property(CSV_FORMAT).value or "custom"]
@@ -247,6 +265,32 @@ class CSVReader(ControllerService, RecordReaderFactory):
                                strings=self._access.strategy == HEADER_DERIVED.value, formats=self._formats,
                                encoding=self._encoding)
 
+    def read_contents(self, contents: Sequence[bytes], attributes: Sequence[Mapping[str, str]]):
+        if self._context is None:
+            return super().read_contents(contents, attributes)
+        dialects = _dialects(self._context, attributes, False)
+        schemas = []
+        for number, attrs in enumerate(attributes):
+            try:
+                schemas.append(self._access.explicit_schema(attrs))
+            except Exception:  # read alone below, which reports it
+                schemas.append(None)
+                dialects[number] = None
+        together = [None] * len(contents)
+        if self._encoding == "utf-8":
+            usable = [number for number, dialect in enumerate(dialects) if dialect is not None]
+            read = read_csv_contents([contents[n] for n in usable], [dialects[n] for n in usable],
+                                     [schemas[n] for n in usable], header=self._header,
+                                     ignore_header_names=self._ignore_header,
+                                     strings=self._access.strategy == HEADER_DERIVED.value, formats=self._formats)
+            for number, answer in zip(usable, read):
+                together[number] = answer
+        alone = [number for number, answer in enumerate(together) if answer is None]
+        for number, answer in zip(alone, super().read_contents([contents[n] for n in alone],
+                                                                [attributes[n] for n in alone])):
+            together[number] = answer
+        return together
+
 
 class CSVRecordSetWriter(ControllerService, RecordSetWriterFactory):
     """Writes the contents of a RecordSet as CSV data.
@@ -309,3 +353,35 @@ class CSVRecordSetWriter(ControllerService, RecordSetWriterFactory):
         return CsvWriter(stream, schema, dialect, include_header=self._include_header,
                                   formats=self._formats, encoding=self._encoding,
                                   attributes=schema_write_attributes(self._write_strategy, schema))
+
+    def write_contents(self, tables, schema, attributes):
+        if self._context is None:
+            return super().write_contents(tables, schema, attributes)
+        answers: list = [None] * len(tables)
+        groups: dict[tuple, list[int]] = {}
+        for number, (attrs, dialect) in enumerate(zip(attributes, _dialects(self._context, attributes, True))):
+            try:
+                key = (dialect, self.get_schema(attrs, schema).avro_text)
+            except Exception:  # written alone below, which reports it
+                continue
+            if dialect is not None:
+                groups.setdefault(key, []).append(number)
+        for members in groups.values():
+            first = attributes[members[0]]
+            try:
+                writer = self.create_writer(None, self.get_schema(first, schema), first)
+                if not writer.utf8:
+                    continue
+                header = writer.header_text()
+                rows = writer.rendered_rows(pa.concat_tables([tables[n] for n in members]))
+            except Exception:  # each written alone below, which says whose records are at fault
+                continue
+            written = writer.finish_attributes()
+            counts = [tables[number].num_rows for number in members]
+            for number, count, text in zip(members, counts, split_text(rows, counts)):
+                answers[number] = (header + text, WriteResult(count, {**written, "record.count": str(count)}))
+        alone = [number for number, answer in enumerate(answers) if answer is None]
+        for number, answer in zip(alone, super().write_contents([tables[n] for n in alone], schema,
+                                                                 [attributes[n] for n in alone])):
+            answers[number] = answer
+        return answers

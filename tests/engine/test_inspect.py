@@ -157,3 +157,16 @@ def test_a_damaged_provenance_block_is_reported_with_its_offset(tmp_path):
     result = run_inspect(str(tmp_path))
     assert result.returncode == 1
     assert f"DAMAGE: provenance block {segment} at byte offset" in result.stdout
+
+
+def test_a_repository_killed_while_it_was_created_passes(tmp_path):
+    """A node killed at its very start may leave directories half made: nothing was
+    acknowledged, so nothing is missing (found by the SIGKILL campaign)."""
+    storage, _ = populate(tmp_path)
+    storage.close()
+    for journal in (tmp_path / "provenance_repository" / "journals").iterdir():
+        journal.unlink()
+    (tmp_path / "provenance_repository" / "journals").rmdir()
+    result = run_inspect(str(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "0 journal set(s) awaiting rollover" in result.stdout

@@ -2,6 +2,7 @@ import json
 
 import pytest
 
+import engine.processors._records as records_module
 from engine.processors.query_record import QueryRecord
 from engine.spark.runtime import node_runtime
 from engine.provenance.event import ProvenanceEventType as E
@@ -29,7 +30,11 @@ PEOPLE = [
 ]
 
 
-def test_each_flowfile_gets_its_own_answer_to_each_query(tmp_path, spark_runtime, json_services):
+@pytest.mark.parametrize("small_content", [1 << 20, 64], ids=["read-together", "larger-ones-read-alone"])
+def test_each_flowfile_gets_its_own_answer_to_each_query(tmp_path, spark_runtime, json_services, monkeypatch,
+                                                         small_content):
+    # with 64 B, the first two FlowFiles are read through a reader of their own, the third with the others
+    monkeypatch.setattr(records_module, "SMALL_CONTENT", small_content)
     queries = {"adults": 'SELECT "name" FROM FLOWFILE WHERE "age" >= 18',
                "per_city": "SELECT city, COUNT(*) AS n, MAX(age) AS oldest FROM FLOWFILE GROUP BY city ORDER BY city",
                "total": "SELECT COUNT(*) AS n FROM FLOWFILE"}
@@ -241,20 +246,33 @@ def test_spark_killed_mid_batch_loses_nothing(tmp_path, spark_runtime, json_serv
         assert [f.uuid for f in runner.output("original")] == [f.uuid for f in inputs]
 
 
-def test_a_micro_batch_takes_at_most_its_size_in_flowfiles_or_bytes(tmp_path, spark_runtime, json_services):
+def test_a_micro_batch_takes_at_most_its_size_in_flowfiles_or_bytes(tmp_path, spark_runtime, json_services,
+                                                                     monkeypatch):
+    """Each Spark job serves one micro-batch; a trigger takes up to four of them (their jobs run
+    while the next is read), so that one trigger here answers every FlowFile."""
+    served = []
+    job = QueryRecord.job
+
+    def counting(self, runtime, spark, table, group):
+        served.append(len(group))
+        return job(self, runtime, spark, table, group)
+
+    monkeypatch.setattr(QueryRecord, "job", counting)
     properties = {"Record Reader": "reader", "Record Writer": "writer", "Micro-Batch Size": "2",
                   "all": "SELECT * FROM FLOWFILE"}
     with ProcessorTestRunner(QueryRecord, tmp_path, properties, services=json_services) as runner:
         for people in PEOPLE:
             runner.enqueue(lines(people))
         runner.run(stop=False)
-        assert len(runner.output("original")) == 2 and len(runner.input_flowfiles()) == 1
+        assert served == [2, 1] and len(runner.output("original")) == 3 and not runner.input_flowfiles()
+    served.clear()
     properties.update({"Micro-Batch Size": "1000", "Micro-Batch Data Size": "10 B"})
     with ProcessorTestRunner(QueryRecord, tmp_path, properties, services=json_services) as runner:
-        for people in PEOPLE:
+        for people in PEOPLE * 2:
             runner.enqueue(lines(people))
         runner.run(stop=False)
-        assert len(runner.output("original")) == 1 and len(runner.input_flowfiles()) == 2
+        # each FlowFile is larger than the data size: a micro-batch of its own, streamed alone
+        assert served == [] and len(runner.output("original")) == 4 and len(runner.input_flowfiles()) == 2
 
 
 def test_times_and_unsigned_integers_reach_spark(tmp_path, spark_runtime):
