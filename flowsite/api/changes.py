@@ -1,12 +1,12 @@
 """Creating, updating and deleting components once their serializer has validated the request:
 the rules a change must pass besides the serializer's (using restricted components, modifying
-the enclosing group, the component's run state, its revision) and the change itself. The REST
+the enclosing group, the component's run state) checked, and the change handed to its action
+(``flowsite.flows.actions``, which takes the revision lock, records and publishes it). The REST
 API and the portal both change components through here; a refused change raises the API's
 exceptions (ValidationError, PermissionDenied, Conflict, StaleRevisionError)."""
 
 from __future__ import annotations
 
-from django.db import transaction
 from rest_framework import exceptions
 
 from flowsite.api.errors import Conflict
@@ -15,9 +15,9 @@ from flowsite.api.serializers.processors import ProcessorSerializer
 from flowsite.cluster.queues import QueuesUnknown, queued
 from flowsite.flows import access as policies
 from flowsite.flows import restricted
-from flowsite.flows.definition import delete_subtree, subtree_ids
+from flowsite.flows.actions import do_create_component, do_delete_component, do_update_component
+from flowsite.flows.definition import subtree_ids
 from flowsite.flows.models import Component, Connection, Kind, Port, ProcessGroup, Processor
-from flowsite.flows.revisions import lock_for_change
 
 
 def check_restricted(request, group: ProcessGroup, type_name: str, kind: str = "processor") -> None:
@@ -33,8 +33,9 @@ def create(request, group: ProcessGroup, serializer) -> Component:
     context) describes."""
     if isinstance(serializer, ProcessorSerializer):
         check_restricted(request, group, serializer.validated_data["type"])
-    with transaction.atomic():
-        return serializer.save()
+    component = serializer.build(serializer.validated_data)
+    client_id = (serializer.validated_data.get("revision") or {}).get("clientId", "")
+    return do_create_component(component, acting_user=request.user, client_id=client_id)
 
 
 def update(request, component: Component, serializer) -> Component:
@@ -43,11 +44,9 @@ def update(request, component: Component, serializer) -> Component:
     revision = serializer.validated_data.get("revision")
     if revision is None:
         raise exceptions.ValidationError({"revision": "an update names the revision it is based on"})
-    with transaction.atomic():
-        lock_for_change(component, revision.get("version"), revision.get("clientId"), request.user.get_username())
-        check_update(request, component)
-        serializer.save()
-    return component
+    return do_update_component(component, lambda c: serializer.apply(c, serializer.validated_data),
+                               version=revision.get("version"), client_id=revision.get("clientId") or "",
+                               acting_user=request.user, check=lambda c: check_update(request, c))
 
 
 def delete(request, component: Component, version: int | None, client_id: str) -> None:
@@ -56,13 +55,8 @@ def delete(request, component: Component, version: int | None, client_id: str) -
     if component.parent_id is not None and not access_for(request, component.tenant).can(component.parent,
                                                                                            policies.MODIFY):
         raise exceptions.PermissionDenied("you may not modify the group this component is in")
-    with transaction.atomic():
-        lock_for_change(component, version, client_id, request.user.get_username())
-        check_delete(component)
-        if component.kind == Kind.PROCESS_GROUP:
-            delete_subtree(component)
-        else:
-            component.delete()
+    do_delete_component(component, version=version, client_id=client_id, acting_user=request.user,
+                        check=check_delete)
 
 
 def check_update(request, component: Component) -> None:

@@ -3,7 +3,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
-from flowsite.api.views import catalogue, components, flow, platform, tenants, tokens, versions
+from flowsite.api.views import catalogue, components, flow, history, platform, tenants, tokens, versions
 from flowsite.cluster.api import views as cluster
 from flowsite.provenance.api import views as provenance
 
@@ -57,6 +57,7 @@ urlpatterns = [
     path("cluster/nodes/<str:node>/offload", cluster.NodeOffload.as_view(), name="cluster-node-offload"),
     path("cluster/deployments", cluster.DeploymentList.as_view(), name="cluster-deployments"),
     path("cluster/deployments/<str:deploy_id>", cluster.DeploymentDetail.as_view(), name="cluster-deployment"),
+    path("flow/history", history.FlowHistory.as_view(), name="flow-history"),
     path("flow/status", cluster.FlowStatus.as_view(), name="flow-status"),
     path("process-groups/<uuid:pk>/status", cluster.GroupStatus.as_view(), name="process-group-status"),
 

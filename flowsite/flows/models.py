@@ -15,6 +15,7 @@ import uuid
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 from guardian.models import GroupObjectPermissionBase, UserObjectPermissionBase
 
 from flowsite.tenancy.models import Tenant
@@ -42,8 +43,21 @@ class Kind(models.TextChoices):
     CONTROLLER_SERVICE = "CONTROLLER_SERVICE"
 
 
+class ComponentQuerySet(models.QuerySet):
+    """Components, with the one filter every list of them goes through."""
+
+    def restrict(self, access, action: str) -> ComponentQuerySet:
+        """The components of ``access``'s tenant (a ``flowsite.flows.access.TenantAccess``) on
+        which its user holds ``action``; none for a non-member (NetBox's ``restrict()``)."""
+        if not access.is_member:
+            return self.none()
+        return self.filter(tenant=access.tenant, pk__in=access.permitted_ids(action))
+
+
 class Component(models.Model):
     """What every component has: identity, place, revision, position and unmodelled fields."""
+
+    objects = ComponentQuerySet.as_manager()
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="components")
@@ -213,6 +227,65 @@ class FlowVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.group.name} v{self.number}"
+
+
+class Operation(models.TextChoices):
+    """What an action did to a component (NiFi's flow configuration history operations)."""
+
+    ADD = "Add"
+    CONFIGURE = "Configure"
+    MOVE = "Move"
+    REMOVE = "Remove"
+    CONNECT = "Connect"
+    DISCONNECT = "Disconnect"
+    START = "Start"
+    STOP = "Stop"
+    ENABLE = "Enable"
+    DISABLE = "Disable"
+
+
+class FlowActionQuerySet(models.QuerySet):
+    """History rows, with the one filter every list of them goes through."""
+
+    def restrict(self, accesses) -> FlowActionQuerySet:
+        """The rows that the users of ``accesses`` (``TenantAccess``, one per tenant) may see: those
+        of a component they may view, or, once it is gone, of a group they may view it in."""
+        allowed = models.Q(pk__in=[])
+        for access in accesses:
+            if access.is_member:
+                visible = access.permitted_ids("view_component")
+                allowed |= models.Q(tenant=access.tenant) & (models.Q(component_id__in=visible) |
+                                                             models.Q(group_id__in=visible))
+        return self.filter(allowed)
+
+
+class FlowAction(models.Model):
+    """One change to a tenant's flow, NiFi's flow configuration history: who, when, what, and the
+    value of each changed field before and after (``changes``: ``[{field, before, after}]``;
+    sensitive values are never stored). The component is named by id, not a foreign key, so its
+    history outlives it."""
+
+    objects = FlowActionQuerySet.as_manager()
+
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="flow_actions")
+    timestamp = models.DateTimeField(default=timezone.now)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                             related_name="+")
+    user_name = models.CharField(max_length=150)
+    operation = models.CharField(max_length=20, choices=Operation.choices)
+    component_id = models.UUIDField()
+    component_kind = models.CharField(max_length=32, choices=Kind.choices)
+    component_name = models.CharField(max_length=500, blank=True)
+    component_type = models.CharField(max_length=300, blank=True)
+    group_id = models.UUIDField(null=True, blank=True)
+    changes = models.JSONField(default=list, blank=True)
+
+    class Meta:
+        ordering = ["-timestamp", "-id"]
+        indexes = [models.Index(fields=["tenant", "-timestamp"]), models.Index(fields=["tenant", "component_id"])]
+
+    def __str__(self) -> str:
+        return f"{self.user_name} {self.operation.lower()} {self.component_kind.lower()} {self.component_id}"
 
 
 class ComponentUserPermission(UserObjectPermissionBase):

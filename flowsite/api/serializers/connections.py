@@ -145,7 +145,8 @@ class ConnectionSerializer(ComponentSerializer):
                                                                        "strategy)"})
         return attrs
 
-    def create(self, validated_data):
+    def build(self, validated_data):
+        """The new component (unsaved) the validated data describes."""
         group = self.context["group"]
         connection = Connection(
             parent=group, tenant=group.tenant, source=validated_data["source"],
@@ -156,13 +157,11 @@ class ConnectionSerializer(ComponentSerializer):
             last_modifier=self.context["request"].user.get_username(),
             last_client_id=(validated_data.get("revision") or {}).get("clientId", ""))
         self._apply(connection, validated_data)
-        connection.save()
         return connection
 
-    def update(self, connection, validated_data):
+    def apply(self, connection, validated_data) -> None:
+        """Copy the validated fields onto ``connection`` (unsaved)."""
         self._apply(connection, validated_data)
-        connection.save()
-        return connection
 
     def _apply(self, connection: Connection, data: dict) -> None:
         self.apply_common(connection, data)

@@ -67,7 +67,8 @@ class ProcessGroupSerializer(ComponentSerializer):
             raise serializers.ValidationError(f"the tenant has no parameter context named {name!r}")
         return context
 
-    def create(self, validated_data):
+    def build(self, validated_data):
+        """The new component (unsaved) the validated data describes."""
         parent = self.context["group"]
         group = ProcessGroup(parent=parent, tenant=parent.tenant,
                              last_modifier=self.context["request"].user.get_username(),
@@ -78,13 +79,11 @@ class ProcessGroupSerializer(ComponentSerializer):
         self._apply(group, validated_data)
         if not group.name:
             group.name = "Process Group"
-        group.save()
         return group
 
-    def update(self, group, validated_data):
+    def apply(self, group, validated_data) -> None:
+        """Copy the validated fields onto ``group`` (unsaved)."""
         self._apply(group, validated_data)
-        group.save()
-        return group
 
     def _apply(self, group: ProcessGroup, data: dict) -> None:
         self.apply_common(group, data)
@@ -106,18 +105,17 @@ class ImportQuerySerializer(serializers.Serializer):
 class FunnelSerializer(ComponentSerializer):
     """A funnel."""
 
-    def create(self, validated_data):
+    def build(self, validated_data):
+        """The new component (unsaved) the validated data describes."""
         group = self.context["group"]
         funnel = Funnel(parent=group, tenant=group.tenant, last_modifier=self.context["request"].user.get_username(),
                         last_client_id=(validated_data.get("revision") or {}).get("clientId", ""))
         self.apply_common(funnel, validated_data)
-        funnel.save()
         return funnel
 
-    def update(self, funnel, validated_data):
+    def apply(self, funnel, validated_data) -> None:
+        """Copy the validated fields onto ``funnel`` (unsaved)."""
         self.apply_common(funnel, validated_data)
-        funnel.save()
-        return funnel
 
 
 class PortSerializer(ComponentSerializer):
@@ -128,7 +126,8 @@ class PortSerializer(ComponentSerializer):
                                                                 source="concurrent_tasks")
     state = serializers.CharField(source="scheduled_state", read_only=True)
 
-    def create(self, validated_data):
+    def build(self, validated_data):
+        """The new component (unsaved) the validated data describes."""
         group = self.context["group"]
         port = Port(parent=group, tenant=group.tenant, kind=self.context["port_kind"],
                     last_modifier=self.context["request"].user.get_username(),
@@ -136,13 +135,11 @@ class PortSerializer(ComponentSerializer):
         self._apply(port, validated_data)
         if not port.name:
             port.name = "input" if port.kind == Kind.INPUT_PORT else "output"
-        port.save()
         return port
 
-    def update(self, port, validated_data):
+    def apply(self, port, validated_data) -> None:
+        """Copy the validated fields onto ``port`` (unsaved)."""
         self._apply(port, validated_data)
-        port.save()
-        return port
 
     def _apply(self, port: Port, data: dict) -> None:
         self.apply_common(port, data)

@@ -144,7 +144,8 @@ class ProcessorSerializer(ComponentSerializer):
                 properties[name] = value
         return properties
 
-    def create(self, validated_data):
+    def build(self, validated_data):
+        """The new component (unsaved) the validated data describes."""
         group = self.context["group"]
         cls = processor_class(validated_data["type"])
         processor = Processor(parent=group, tenant=group.tenant, type=validated_data["type"],
@@ -158,13 +159,11 @@ class ProcessorSerializer(ComponentSerializer):
         processor.last_client_id = revision.get("clientId", "")
         self._apply(processor, validated_data)
         processor.name = processor.name or cls.type_name
-        processor.save()
         return processor
 
-    def update(self, processor, validated_data):
+    def apply(self, processor, validated_data) -> None:
+        """Copy the validated fields onto ``processor`` (unsaved)."""
         self._apply(processor, validated_data)
-        processor.save()
-        return processor
 
     def _apply(self, processor: Processor, data: dict) -> None:
         self.apply_common(processor, data)

@@ -7,7 +7,6 @@ the body, deletions as ``?version=&clientId=``; a stale one is a 409 with the cu
 
 from __future__ import annotations
 
-from django.db import transaction
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, status
@@ -21,11 +20,9 @@ from flowsite.api.serializers.connections import ConnectionSerializer
 from flowsite.api.serializers.groups import FunnelSerializer, PortSerializer, ProcessGroupSerializer
 from flowsite.api.serializers.processors import ProcessorSerializer, RunStatusSerializer
 from flowsite.cluster.api.serializers import ProcessorRunStatusAnswerSerializer
-from flowsite.cluster.deploy import hold_deploy_lock
-from flowsite.cluster.commands import on_nodes_if_reachable
+from flowsite.cluster.actions import do_set_run_state
 from flowsite.flows import access as policies
 from flowsite.flows.models import Component, Connection, Funnel, Kind, Port, ProcessGroup, Processor
-from flowsite.flows.revisions import lock_for_change
 from flowsite.flows.validation import component_problems
 
 _REVISION_PARAMETERS = [
@@ -116,9 +113,8 @@ class ChildList(GenericAPIView):
 
     def get(self, request, pk):
         self._group = self.group(policies.VIEW)
-        access = access_for(request, self._group.tenant)
-        visible = [c for c in self.filter_queryset(self.get_queryset()) if access.can(c, policies.VIEW)]
-        page = self.paginate_queryset(visible)
+        visible = self.get_queryset().restrict(access_for(request, self._group.tenant), policies.VIEW)
+        page = self.paginate_queryset(self.filter_queryset(visible))
         return self.get_paginated_response(self.get_serializer(page, many=True).data)
 
     def post(self, request, pk):
@@ -165,15 +161,6 @@ class ProcessorList(ChildList):
     filterset_class = filters.ProcessorFilter
 
 
-def _run_command(before: str, after: str) -> str:
-    """The node command that carries a change of run state from ``before`` to ``after``."""
-    if after == "RUNNING":
-        return "processor.start"
-    if after == "DISABLED":
-        return "processor.disable"
-    return "processor.enable" if before == "DISABLED" else "processor.stop"
-
-
 class ProcessorRunStatus(GenericAPIView):
     """Start, stop or disable a processor: the design changes, then the change is carried to every
     connected node (``cluster`` in the answer says what each node answered; when the cluster
@@ -189,22 +176,23 @@ class ProcessorRunStatus(GenericAPIView):
         serializer.is_valid(raise_exception=True)
         state = serializer.validated_data["state"]
         revision = serializer.validated_data["revision"]
-        with transaction.atomic():
-            hold_deploy_lock()
-            lock_for_change(processor, revision.get("version"), revision.get("clientId"), request.user.get_username())
-            if state == "RUNNING" and processor.scheduled_state != "RUNNING":
-                problems = component_problems(processor)
-                if problems:
-                    raise Conflict(f"{processor} is invalid and cannot start",
-                                   [{"path": f"$.properties['{p.property}']" if p.property else "$",
-                                     "message": p.message} for p in problems])
-            if state == "RUNNING" and processor.scheduled_state == "DISABLED":
-                raise Conflict(f"{processor} is disabled: enable it (state STOPPED) before starting it")
-            before = processor.scheduled_state
-            processor.scheduled_state = state
-            processor.save()
-        outcome = on_nodes_if_reachable(_run_command(before, state), {"id": str(processor.pk)})
+        outcome = do_set_run_state(processor, state, version=revision.get("version"),
+                                   client_id=revision.get("clientId") or "", acting_user=request.user,
+                                   check=lambda locked: _check_can_run(locked, state))
         return Response({**ProcessorSerializer(processor, context={"request": request}).data, "cluster": outcome})
+
+
+def _check_can_run(processor: Processor, state: str) -> None:
+    """Raise 409 when ``processor`` cannot move to ``state``: an invalid one cannot start, a
+    disabled one must be enabled first."""
+    if state == "RUNNING" and processor.scheduled_state != "RUNNING":
+        problems = component_problems(processor)
+        if problems:
+            raise Conflict(f"{processor} is invalid and cannot start",
+                           [{"path": f"$.properties['{p.property}']" if p.property else "$", "message": p.message}
+                            for p in problems])
+    if state == "RUNNING" and processor.scheduled_state == "DISABLED":
+        raise Conflict(f"{processor} is disabled: enable it (state STOPPED) before starting it")
 
 
 # ---------------------------------------------------------------------------- connections

@@ -9,7 +9,7 @@ import threading
 import pytest
 from django.db import connections
 
-from flowsite.api.views import components
+from flowsite.flows import actions
 from flowsite.flows.models import Processor
 from tests.flowsite.api.support import API, assert_error, build_flow
 from tests.flowsite.conftest import token_client
@@ -140,13 +140,13 @@ def test_chained_changes_of_one_client_in_flight_together_both_apply(tenant_a, m
     client = token_client(tenant_a.admin())
     put(client, flow.gen, {"version": 0, "clientId": "tab"}, comments="start")
     barrier = threading.Barrier(2)
-    lock = components.lock_for_change
+    lock = actions.lock_for_change
 
     def lock_after_both_read(*args, **kwargs):
         barrier.wait(timeout=10)  # both requests have loaded the processor
         return lock(*args, **kwargs)
 
-    monkeypatch.setattr(components, "lock_for_change", lock_after_both_read)
+    monkeypatch.setattr(actions, "lock_for_change", lock_after_both_read)
     responses = _race([lambda: put(client, flow.gen, {"clientId": "tab"}, name="renamed"),
                        lambda: put(client, flow.gen, {"clientId": "tab"}, properties={"File Size": "2 KB"})])
     assert [r.status_code for r in responses] == [200, 200]

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 from flowsite.flows import access
 from flowsite.flows.models import Processor
 from tests.processes import wait_until
 from tests.flowsite.conftest import token_client
+
+# Run-state changes reach the nodes when their transaction commits: these tests commit.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _run_status(api, processor, state):

@@ -18,6 +18,9 @@ from tests.flowsite.cluster.conftest import operator
 from tests.flowsite.conftest import token_client
 from tests.workers.cluster import Cluster, wait_until
 
+# Run-state changes reach the nodes when their transaction commits: these tests commit.
+pytestmark = pytest.mark.django_db(transaction=True)
+
 DEPLOYMENTS = "/api/v1/cluster/deployments"
 
 

@@ -17,6 +17,9 @@ from tests.flowsite.cluster.conftest import small_flow
 from tests.flowsite.conftest import token_client
 from tests.workers.cluster import Cluster, wait_until
 
+# Run-state changes reach the nodes when their transaction commits: these tests commit.
+pytestmark = pytest.mark.django_db(transaction=True)
+
 DEPLOYMENTS = "/api/v1/cluster/deployments"
 
 

@@ -3,12 +3,17 @@ aggregated per component and per node, and only what the caller may view shown."
 
 from __future__ import annotations
 
+import pytest
+
 import time
 
 from flowsite.cluster import status as federated
 from flowsite.flows import access
 from tests.processes import wait_until
 from tests.flowsite.conftest import token_client
+
+# Run-state changes reach the nodes when their transaction commits: these tests commit.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 STATUS = "/api/v1/flow/status"
 

@@ -6,6 +6,8 @@ read only with the view policy on everything in it. Real Redis and real engine n
 
 from __future__ import annotations
 
+import pytest
+
 import time
 
 from engine.cluster.cluster_flow import DeployReport, write_report
@@ -19,6 +21,9 @@ from tests.flowsite.cluster.test_portal import _text
 from tests.flowsite.cluster.test_status import _queue_on, _start_gen_and_wait
 from tests.flowsite.conftest import token_client
 from tests.flowsite.portal.conftest import logged_in
+
+# Run-state changes reach the nodes when their transaction commits: these tests commit.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 NODES = "/api/v1/cluster/nodes"
 DEPLOYMENTS = "/api/v1/cluster/deployments"

@@ -5,12 +5,17 @@ When the nodes cannot be asked whether a deployed connection is empty, the answe
 
 from __future__ import annotations
 
+import pytest
+
 from flowsite.cluster.models import Deployment
 from flowsite.flows.models import Connection, ProcessGroup, Processor
 from tests.flowsite.api.support import API, assert_error
 from tests.flowsite.cluster.conftest import cluster, deployed  # noqa: F401  (fixtures: real in-process nodes)
 from tests.flowsite.conftest import token_client
 from tests.processes import wait_until
+
+# Run-state changes reach the nodes when their transaction commits: these tests commit.
+pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def _run_status(api, processor, state):
