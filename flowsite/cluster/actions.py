@@ -1,21 +1,39 @@
-"""Writes that reach the nodes: a processor's run state is changed in the design, recorded in the
-flow's history, and carried to every connected node once the transaction commits."""
+"""Writes that reach the nodes: a processor's run state, and a tenant's deployment. Each is
+changed in the database and recorded in the flow's history in one transaction, and carried to
+the nodes only once that transaction has committed."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Any
 
+import redis
 from django.db import transaction
 
 from flowsite.cluster.commands import on_nodes_if_reachable
-from flowsite.cluster.deploy import hold_deploy_lock
+from flowsite.cluster.deploy import (
+    InvalidDesign,
+    deploying,
+    design_at,
+    hold_deploy_lock,
+    invalid_design,
+    keep_deployment,
+    publish_deployment,
+    tenant_document,
+)
+from flowsite.cluster.models import Deployment
 from flowsite.flows import publish
 from flowsite.flows.actions import record_action
 from flowsite.flows.models import Operation, Processor
 from flowsite.flows.revisions import lock_for_change
+from flowsite.flows.tenants import root_group
+from flowsite.tenancy.models import Tenant
 
-__all__ = ["do_set_run_state", "run_command"]
+__all__ = ["do_deploy", "do_republish", "do_set_run_state", "run_command"]
+
+#: Who a deployment made without a user (``manage.py deploy``) is recorded as.
+_NO_USER = "manage.py deploy"
 
 _RUN_OPERATION = {"RUNNING": Operation.START, "STOPPED": Operation.STOP, "DISABLED": Operation.DISABLE}
 
@@ -52,3 +70,64 @@ def do_set_run_state(processor: Processor, state: str, *, version: int | None, c
         publish.design_changed_on_commit(processor, operation)
     return outcome or {"reached": False, "nodes": [],
                        "message": "the change is carried to the nodes when the enclosing transaction commits"}
+
+
+def do_deploy(tenant: Tenant, acting_user, version: int | None = None) -> tuple[Deployment, list[str]]:
+    """Deploy ``tenant``'s root group (its version ``version``, else the design as it is) as
+    ``acting_user`` (None for a management command); return the deployment and the nodes told.
+
+    The deployment is kept and recorded in one transaction and published to the cluster once it
+    has committed; deployments and run-state changes wait for it until then. Raises InvalidDesign
+    (400) listing the design's problems, ValidationError (400) for a version the root group does
+    not have, Conflict (409) when a version cannot replace the design, and redis.RedisError when
+    the cluster cannot be reached — in each case nothing is kept or published (a deployment the
+    cluster could not be told of is deleted again; a process killed at that moment leaves it
+    kept but unpublished, and the next deployment publishes the tenant's flow)."""
+    modifier = acting_user.get_username() if acting_user is not None else _NO_USER
+    with deploying():
+        with transaction.atomic(durable=True):
+            hold_deploy_lock()
+            root = root_group(tenant)
+            if version is not None:
+                design_at(tenant, version, modifier)
+                publish.design_changed_on_commit(root, Operation.REVERT)
+            problems = invalid_design(tenant)
+            if problems:
+                raise InvalidDesign(problems)
+            deployment = Deployment(deploy_id=uuid.uuid4().hex, tenant=tenant, group=root, version=version,
+                                    created_by=acting_user, document=tenant_document(tenant))
+            bundle = keep_deployment(deployment)
+            action = record_action(root, Operation.DEPLOY, acting_user,
+                                   [{"field": "deployment", "before": None, "after": deployment.deploy_id},
+                                    {"field": "version", "before": None, "after": version}], user_name=_NO_USER)
+        return deployment, _published(deployment, bundle, [action])
+
+
+def do_republish(tenant: Tenant) -> tuple[Deployment | None, list[str]]:
+    """Publish the cluster's flow again with ``tenant``'s latest deployment as it was and the
+    tenant's grants and placement as they are now (an operator changed them), so that the nodes
+    confine it by what it holds now: a new deployment of the same document, by nobody. Returns
+    (None, []) when the tenant never deployed; raises redis.RedisError as ``do_deploy`` does."""
+    with deploying():
+        with transaction.atomic(durable=True):
+            hold_deploy_lock()
+            latest = Deployment.objects.filter(tenant=tenant).order_by("-created_at", "-id").first()
+            if latest is None:
+                return None, []
+            deployment = Deployment(deploy_id=uuid.uuid4().hex, tenant=tenant, group=latest.group,
+                                    version=latest.version, created_by=None, document=latest.document)
+            bundle = keep_deployment(deployment)
+        return deployment, _published(deployment, bundle, [])
+
+
+def _published(deployment: Deployment, bundle, kept: list) -> list[str]:
+    """Publish the committed ``deployment``; when the cluster cannot be reached, delete it and the
+    rows recorded with it (``kept``) and raise."""
+    try:
+        return publish_deployment(deployment, bundle)
+    except redis.RedisError:
+        with transaction.atomic():
+            for row in kept:
+                row.delete()
+            deployment.delete()
+        raise

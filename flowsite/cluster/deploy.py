@@ -20,10 +20,11 @@ change (``engine.runtime.flow_update`` keeps unchanged components running).
 from __future__ import annotations
 
 import copy
-import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Iterable, Mapping
 
-from django.db import connection, transaction
+from django.db import connection
 from rest_framework import exceptions
 
 from engine.cluster.bundle import FlowBundle
@@ -41,8 +42,9 @@ from flowsite.flows.tenants import root_group
 from flowsite.flows.validation import tenant_problems
 from flowsite.tenancy.models import Membership, Tenant, TenantGroup, TenantGroupPermission, TenantUserPermission
 
-__all__ = ["CLUSTER_ROOT", "InvalidDesign", "authorizations", "cluster_flow", "deploy", "hold_deploy_lock",
-           "latest_deployments", "republish", "run_states", "tenant_document", "tenant_section"]
+__all__ = ["CLUSTER_ROOT", "InvalidDesign", "authorizations", "cluster_flow", "deploying", "design_at",
+           "hold_deploy_lock", "invalid_design", "keep_deployment", "latest_deployments", "publish_deployment",
+           "run_states", "tenant_document", "tenant_section"]
 
 #: The identifier (and name) of the cluster flow's root group.
 CLUSTER_ROOT = "root"
@@ -98,6 +100,20 @@ def tenant_section(tenant: Tenant, group_identifier: str) -> dict[str, Any]:
             "capabilities": sorted(tenant.capabilities),
             "files": {"roots": list(tenant.file_roots)}, "network": {"allow": list(tenant.network_allow)},
             "listenPorts": ports}
+
+
+@contextmanager
+def deploying() -> Iterator[None]:
+    """Keep other deployments and run-state changes out from the start of a deployment until its
+    flow is published, after its transaction (a session-level hold of the deployment lock, which
+    ``hold_deploy_lock`` in the same session then takes again at once)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(%s)", [_DEPLOY_LOCK])
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(%s)", [_DEPLOY_LOCK])
 
 
 def hold_deploy_lock() -> None:
@@ -184,7 +200,7 @@ def authorizations(tenants: Iterable[Tenant]) -> dict[str, Any]:
     return {"tenants": snapshot}
 
 
-def _design_at(tenant: Tenant, number: int, modifier: str) -> None:
+def design_at(tenant: Tenant, number: int, modifier: str) -> None:
     """Make the tenant's root group match its version ``number``, unless it already does."""
     root = root_group(tenant)
     version = FlowVersion.objects.filter(group=root, number=number).first()
@@ -209,57 +225,29 @@ class InvalidDesign(exceptions.APIException):
         self.problems = problems
 
 
-def _invalid_design(tenant: Tenant) -> list[dict[str, str]]:
+def invalid_design(tenant: Tenant) -> list[dict[str, str]]:
     found = tenant_problems(tenant)
     names = dict(Component.objects.filter(pk__in=found).values_list("pk", "name"))
     return [{"path": problem.path or "$", "message": f"{names.get(pk, pk)}: {problem.message}"}
             for pk, problems in found.items() for problem in problems]
 
 
-def deploy(tenant: Tenant, user, version: int | None = None) -> tuple[Deployment, list[str]]:
-    """Deploy ``tenant``'s root group (its version ``version``, else the design as it is) as
-    ``user`` (None for a management command) and return the deployment and the nodes told.
-    Raises InvalidDesign (400) listing the design's problems, ValidationError (400) for a version
-    the root group does not have, Conflict (409) when a version cannot replace the design,
-    redis.RedisError when the cluster cannot be reached — in each case nothing is kept or
-    published."""
-    with transaction.atomic():
-        hold_deploy_lock()
-        if version is not None:
-            _design_at(tenant, version, user.get_username() if user is not None else "manage.py deploy")
-        problems = _invalid_design(tenant)
-        if problems:
-            raise InvalidDesign(problems)
-        deployment = Deployment(deploy_id=uuid.uuid4().hex, tenant=tenant, group=root_group(tenant), version=version,
-                                created_by=user, document=tenant_document(tenant))
-        nodes = _publish(deployment)
-    return deployment, nodes
-
-
-def republish(tenant: Tenant) -> tuple[Deployment | None, list[str]]:
-    """Publish the cluster's flow again with ``tenant``'s latest deployment as it was and the
-    tenant's grants and placement as they are now (an operator changed them), so that the nodes
-    confine it by what it holds now: a new deployment of the same document, by nobody. Returns
-    (None, []) when the tenant never deployed; raises redis.RedisError as ``deploy`` does."""
-    with transaction.atomic():
-        hold_deploy_lock()
-        latest = Deployment.objects.filter(tenant=tenant).order_by("-created_at", "-id").first()
-        if latest is None:
-            return None, []
-        deployment = Deployment(deploy_id=uuid.uuid4().hex, tenant=tenant, group=latest.group, version=latest.version,
-                                created_by=None, document=latest.document)
-        return deployment, _publish(deployment)
-
-
-def _publish(deployment: Deployment) -> list[str]:
-    """Keep ``deployment``, publish the cluster's flow holding it and every other tenant's latest
-    deployment, and tell the connected nodes (returned). Call under the deployment lock."""
+def keep_deployment(deployment: Deployment) -> FlowBundle:
+    """Save ``deployment`` and return the cluster's flow holding it and every other tenant's
+    latest deployment. Call in a transaction that holds the deployment lock."""
     included = [d for d in latest_deployments() if d.tenant_id != deployment.tenant_id] + [deployment]
     included.sort(key=lambda d: d.tenant.slug)
     bundle = FlowBundle(cluster_flow(included, run_states(included)), authorizations(d.tenant for d in included))
     deployment.fingerprint = bundle.fingerprint
     deployment.cluster_version = ",".join(f"{d.tenant.slug}:{d.label}" for d in included)
     deployment.save()
+    return bundle
+
+
+def publish_deployment(deployment: Deployment, bundle: FlowBundle) -> list[str]:
+    """Publish ``bundle`` (kept with ``deployment``) as the cluster's flow and tell the connected
+    nodes (returned); raises redis.RedisError. Call once the deployment has committed, still
+    holding ``deploying()``."""
     client, keys = cluster_redis.client(), cluster_redis.keys()
     publish_flow(client, keys, bundle, version=deployment.cluster_version, deploy_id=deployment.deploy_id,
                  signer=cluster_redis.command_signer())

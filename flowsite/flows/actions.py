@@ -15,13 +15,24 @@ from collections.abc import Callable
 from typing import Any
 
 from django.db import models, transaction
+from django.db.models import Max
 
 from flowsite.flows import publish
-from flowsite.flows.definition import delete_subtree
-from flowsite.flows.models import Component, FlowAction, Kind, Operation
-from flowsite.flows.revisions import lock_for_change
+from engine.flow.model import FlowDefinition
+from flowsite.flows.definition import (
+    Identity,
+    delete_subtree,
+    export_group,
+    import_group,
+    replace_contents,
+    subtree_ids,
+)
+from flowsite.flows.models import Component, FlowAction, FlowVersion, Kind, Operation, ProcessGroup, Processor
+from flowsite.flows.revisions import check_revision, lock_for_change
 
-__all__ = ["do_create_component", "do_delete_component", "do_update_component", "field_changes", "record_action"]
+__all__ = ["RunningProcessors", "do_commit_version", "do_create_component", "do_delete_component",
+           "do_import_group", "do_revert_to_version", "do_update_component", "field_changes", "record_action",
+           "require_stopped"]
 
 #: Fields that are bookkeeping, not configuration: never listed as changes.
 _BOOKKEEPING = {"id", "component_ptr", "tenant", "kind", "version", "last_client_id", "last_modifier",
@@ -72,11 +83,13 @@ def field_changes(before: dict[str, Any], after: dict[str, Any]) -> list[dict[st
     return changes
 
 
-def record_action(component: Component, operation: str, acting_user, changes: list[dict[str, Any]]) -> FlowAction:
-    """Write the history row of ``operation`` on ``component`` by ``acting_user``."""
+def record_action(component: Component, operation: str, acting_user, changes: list[dict[str, Any]],
+                  user_name: str = "") -> FlowAction:
+    """Write the history row of ``operation`` on ``component`` by ``acting_user`` (None for a
+    program without a user, named by ``user_name``)."""
     return FlowAction.objects.create(
         tenant_id=component.tenant_id, user=acting_user if getattr(acting_user, "pk", None) else None,
-        user_name=acting_user.get_username() if acting_user is not None else "", operation=operation,
+        user_name=acting_user.get_username() if acting_user is not None else user_name, operation=operation,
         component_id=component.pk, component_kind=component.kind, component_name=component.name,
         component_type=getattr(component, "type", "") or "", group_id=component.parent_id, changes=changes)
 
@@ -128,3 +141,55 @@ def do_delete_component(component: Component, *, version: int | None, client_id:
             delete_subtree(component)
         else:
             component.delete()
+
+
+class RunningProcessors(Exception):
+    """A change that replaces a group's contents was refused: processors in it are running."""
+
+
+def require_stopped(group: ProcessGroup, doing: str) -> None:
+    """Raise RunningProcessors when a processor in ``group`` (at any depth) is running."""
+    if Processor.objects.filter(parent__in=subtree_ids(group.pk), scheduled_state="RUNNING").exists():
+        raise RunningProcessors(f"processors of the group are running: stop them before {doing}")
+
+
+def do_commit_version(group: ProcessGroup, comment: str, *, acting_user) -> FlowVersion:
+    """Keep the group as it is now as its next version (numbers are consecutive per group)."""
+    with transaction.atomic():
+        ProcessGroup.objects.select_for_update().filter(pk=group.pk).first()
+        number = (group.versions.aggregate(n=Max("number"))["n"] or 0) + 1
+        version = FlowVersion.objects.create(group=group, number=number, author=acting_user, comment=comment,
+                                             definition=export_group(group, Identity.VERSIONED))
+        record_action(group, Operation.COMMIT, acting_user,
+                      [{"field": "version", "before": number - 1 or None, "after": number},
+                       {"field": "comment", "before": None, "after": comment}])
+    return version
+
+
+def do_revert_to_version(group: ProcessGroup, version: FlowVersion, *, revision: int | None, client_id: str,
+                         acting_user) -> ProcessGroup:
+    """Make ``group`` match its committed ``version`` if the group's revision is current and none
+    of its processors runs (RunningProcessors); a component the version leaves out that a
+    connection outside the group leads to makes it raise ProtectedError. The canvases of the
+    group and of its parent are told to reload it."""
+    with transaction.atomic():
+        check_revision(group, revision, client_id)
+        require_stopped(group, "reverting")
+        group.last_client_id = client_id  # replacing the contents advances the group's revision
+        replace_contents(group, version.definition, modifier=acting_user.get_username())
+        record_action(group, Operation.REVERT, acting_user, [{"field": "version", "before": None,
+                                                              "after": version.number}])
+        publish.design_changed_on_commit(group, Operation.REVERT)
+    group.refresh_from_db()
+    return group
+
+
+def do_import_group(parent: ProcessGroup, flow: FlowDefinition, *, acting_user, name: str | None = None) -> ProcessGroup:
+    """Build a new group inside ``parent`` from the parsed flow definition ``flow``."""
+    with transaction.atomic():
+        group = import_group(parent, flow, modifier=acting_user.get_username(), name=name)
+        counts = Component.objects.filter(parent__in=subtree_ids(group.pk)).values("kind").annotate(n=models.Count("id"))
+        record_action(group, Operation.IMPORT, acting_user,
+                      [{"field": f"components.{row['kind']}", "before": None, "after": row["n"]} for row in counts])
+        publish.design_changed_on_commit(group, Operation.IMPORT)
+    return group

@@ -242,6 +242,10 @@ class Operation(models.TextChoices):
     STOP = "Stop"
     ENABLE = "Enable"
     DISABLE = "Disable"
+    COMMIT = "CommitLocalChanges"
+    REVERT = "RevertLocalChanges"
+    IMPORT = "Import"
+    DEPLOY = "Deploy"
 
 
 class FlowActionQuerySet(models.QuerySet):

@@ -2,7 +2,18 @@
 
 from django.urls import path
 
-from flowsite.portal.views import auth, cluster, connections, endpoints, groups, processors, provenance, tenants, tokens
+from flowsite.portal.views import (
+    auth,
+    cluster,
+    connections,
+    endpoints,
+    groups,
+    history,
+    processors,
+    provenance,
+    tenants,
+    tokens,
+)
 
 app_name = "portal"
 
@@ -37,6 +48,8 @@ urlpatterns = [
     path("provenance/analytics/", provenance.index, name="analytics"),
     path("provenance/analytics/<str:request_id>/", provenance.detail, name="analytics-request"),
     path("provenance/analytics/<str:request_id>/delete", provenance.delete, name="analytics-delete"),
+
+    path("history/", history.index, name="history"),
 
     path("tokens/", tokens.index, name="tokens"),
     path("tokens/<uuid:pk>/revoke", tokens.revoke, name="token-revoke"),

@@ -59,10 +59,10 @@ def do_change_tenant_grants(tenant: Tenant, grants: Grants, *, acting_user=None)
 def republish_grants(tenant: Tenant) -> None:
     """Have the nodes confine ``tenant`` by its grants as they are now. When the cluster cannot be
     reached the grants stay saved, and the nodes take them with the next deployment (logged)."""
-    from flowsite.cluster.deploy import republish  # the cluster app builds on tenancy, not the reverse
+    from flowsite.cluster.actions import do_republish  # the cluster app builds on tenancy, not the reverse
 
     try:
-        deployment, nodes = republish(tenant)
+        deployment, nodes = do_republish(tenant)
     except redis.RedisError as error:
         logger.warning("tenant grants of %s saved, but the cluster could not be told (%s): the nodes apply them "
                        "with the next deployment", tenant.slug, error)

@@ -13,7 +13,8 @@ from flowsite.api.lookup import component_or_404
 from flowsite.api.readable import require_view_subtree
 from flowsite.api.serializers.groups import ImportQuerySerializer, ProcessGroupSerializer
 from flowsite.flows import access as policies
-from flowsite.flows.definition import Identity, export_group, import_group, parse_definition
+from flowsite.flows.actions import do_import_group
+from flowsite.flows.definition import Identity, export_group, parse_definition
 from flowsite.flows.models import ProcessGroup
 
 
@@ -53,7 +54,6 @@ class ImportView(APIView):
             check_restricted(request, parent, processor.type)
         for service in flow.services():
             check_restricted(request, parent, service.type, "service")
-        group = import_group(parent, flow, modifier=request.user.get_username(),
-                             name=query.validated_data.get("name") or None)
+        group = do_import_group(parent, flow, acting_user=request.user, name=query.validated_data.get("name") or None)
         data = ProcessGroupSerializer(group, context={"request": request}).data
         return Response(data, status=status.HTTP_201_CREATED, headers={"Location": data["uri"]})

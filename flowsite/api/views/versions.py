@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from django.db import transaction
-from django.db.models import Max, ProtectedError
+from django.db.models import ProtectedError
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import exceptions, status
@@ -21,10 +20,10 @@ from flowsite.api.serializers.versions import (
     VersionDiffSerializer,
 )
 from flowsite.flows import access as policies
-from flowsite.flows.definition import Identity, export_group, replace_contents, subtree_ids
+from flowsite.flows.actions import RunningProcessors, do_commit_version, do_revert_to_version
+from flowsite.flows.definition import Identity, export_group
 from flowsite.flows.diff import flow_difference
-from flowsite.flows.models import FlowVersion, ProcessGroup, Processor
-from flowsite.flows.revisions import check_revision
+from flowsite.flows.models import FlowVersion, ProcessGroup
 
 
 def _version(group: ProcessGroup, number) -> FlowVersion:
@@ -52,12 +51,7 @@ class VersionList(GenericAPIView):
         group = component_or_404(request, ProcessGroup, pk, policies.MODIFY)
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        with transaction.atomic():
-            ProcessGroup.objects.select_for_update().filter(pk=group.pk).first()
-            number = (group.versions.aggregate(n=Max("number"))["n"] or 0) + 1
-            version = FlowVersion.objects.create(group=group, number=number, author=request.user,
-                                                 comment=serializer.validated_data.get("comment", ""),
-                                                 definition=export_group(group, Identity.VERSIONED))
+        version = do_commit_version(group, serializer.validated_data.get("comment", ""), acting_user=request.user)
         return Response(self.get_serializer(version).data, status=status.HTTP_201_CREATED)
 
 
@@ -118,16 +112,13 @@ class VersionRevert(GenericAPIView):
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         revision = serializer.validated_data["revision"]
-        with transaction.atomic():
-            check_revision(group, revision.get("version"), revision.get("clientId"))
-            if Processor.objects.filter(parent__in=subtree_ids(group.pk), scheduled_state="RUNNING").exists():
-                raise Conflict("processors of the group are running: stop them before reverting")
-            group.last_client_id = revision.get("clientId") or ""
-            try:
-                replace_contents(group, version.definition, modifier=request.user.get_username())
-            except ProtectedError as error:
-                joined = ", ".join(sorted(str(c.pk) for c in error.protected_objects))
-                raise Conflict("the version leaves out components that connections outside the group lead to "
-                               f"(connections {joined}): delete those connections first") from None
-        group.refresh_from_db()
+        try:
+            do_revert_to_version(group, version, revision=revision.get("version"),
+                                 client_id=revision.get("clientId") or "", acting_user=request.user)
+        except RunningProcessors as error:
+            raise Conflict(str(error)) from None
+        except ProtectedError as error:
+            joined = ", ".join(sorted(str(c.pk) for c in error.protected_objects))
+            raise Conflict("the version leaves out components that connections outside the group lead to "
+                           f"(connections {joined}): delete those connections first") from None
         return Response(ProcessGroupSerializer(group, context={"request": request}).data)

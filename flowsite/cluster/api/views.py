@@ -23,7 +23,8 @@ from engine.cluster.records import (ClusterView, NodeStateError, remove_node, re
                                    request_reconnect)
 from flowsite.api.errors import Conflict
 from flowsite.api.lookup import component_or_404, require_global, tenant_or_404, tenants_of
-from flowsite.cluster import commands, deploy, status as federated
+from flowsite.cluster import commands, status as federated
+from flowsite.cluster.actions import do_deploy
 from flowsite.cluster import redis as cluster_redis
 from flowsite.cluster import visibility
 from flowsite.cluster.api.serializers import (
@@ -241,7 +242,7 @@ class DeploymentList(ClusterEndpoint):
         serializer.is_valid(raise_exception=True)
         tenant = self._tenant(request, serializer.validated_data.get("tenant"))
         require_global(request, tenant, policies.MODIFY_FLOW, "deploy the tenant's flow")
-        deployment, nodes = deploy.deploy(tenant, request.user, serializer.validated_data.get("version"))
+        deployment, nodes = do_deploy(tenant, request.user, serializer.validated_data.get("version"))
         data = DeploymentSerializer(deployment, context={"request": request}).data
         return Response({**data, "nodes": nodes}, status=status.HTTP_202_ACCEPTED)
 

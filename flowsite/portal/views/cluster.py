@@ -14,7 +14,8 @@ from rest_framework import exceptions
 from engine.cluster.cluster_flow import read_reports
 from engine.cluster.records import NodeStateError, remove_node, request_disconnect, request_offload, request_reconnect
 from flowsite.api.lookup import access_for
-from flowsite.cluster import deploy as deployments
+from flowsite.cluster.actions import do_deploy
+from flowsite.cluster.deploy import InvalidDesign
 from flowsite.cluster import redis as cluster_redis
 from flowsite.cluster import visibility
 from flowsite.cluster.indicator import indicator
@@ -120,8 +121,8 @@ def deploy(request):
         messages.error(request, f"{raw!r} is not a version number.")
         return redirect("portal:cluster")
     try:
-        deployment, nodes = deployments.deploy(tenant, request.user, int(raw) if raw else None)
-    except deployments.InvalidDesign as error:
+        deployment, nodes = do_deploy(tenant, request.user, int(raw) if raw else None)
+    except InvalidDesign as error:
         messages.error(request, f"{error.detail} — " + "; ".join(p["message"] for p in error.problems))
     except exceptions.APIException as error:
         messages.error(request, _detail(error.detail))

@@ -7,12 +7,23 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+import redis
 from channels import DEFAULT_CHANNEL_LAYER
 from channels.layers import channel_layers
 from django.db import transaction
 
-from flowsite.cluster.actions import do_set_run_state
-from flowsite.flows.actions import do_create_component, do_delete_component, do_update_component
+from flowsite.cluster.actions import do_deploy, do_set_run_state
+from flowsite.cluster.models import Deployment
+from flowsite.flows.actions import (
+    RunningProcessors,
+    do_commit_version,
+    do_create_component,
+    do_delete_component,
+    do_import_group,
+    do_revert_to_version,
+    do_update_component,
+)
+from flowsite.flows.definition import Identity, export_group, parse_definition
 from flowsite.flows.models import FlowAction, Funnel, Processor
 from flowsite.flows.publish import group_name
 from flowsite.flows.revisions import StaleRevisionError
@@ -36,6 +47,23 @@ class Listener:
             return self.loop.run_until_complete(asyncio.wait_for(self.layer.receive(self.channel), timeout))
         except asyncio.TimeoutError:
             return None
+
+    def close(self) -> None:
+        """Let the layer's pending clean-ups finish, close its connections and the loop."""
+        async def finish():
+            await asyncio.gather(*self.layer.receive_cleaners, return_exceptions=True)
+            await self.layer.close_pools()
+        self.loop.run_until_complete(finish())
+        self.loop.close()
+
+
+@pytest.fixture
+def listen():
+    """``listen(group_id)``: a Listener, closed after the test."""
+    opened: list[Listener] = []
+    yield lambda group_id: opened.append(Listener(group_id)) or opened[-1]
+    for listener in opened:
+        listener.close()
 
 
 @pytest.fixture
@@ -109,9 +137,9 @@ def test_a_deletion_is_recorded_and_the_history_outlives_the_component(tenant_a,
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_canvas_event_is_sent_only_after_the_commit(tenant_a, alice):
+def test_the_canvas_event_is_sent_only_after_the_commit(tenant_a, alice, listen):
     processor = new_processor(tenant_a, alice)
-    listener = Listener(tenant_a.root.pk)
+    listener = listen(tenant_a.root.pk)
     with transaction.atomic():
         do_update_component(processor, lambda p: setattr(p, "name", "renamed"), version=0, client_id="",
                             acting_user=alice)
@@ -122,9 +150,9 @@ def test_the_canvas_event_is_sent_only_after_the_commit(tenant_a, alice):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_nothing_is_recorded_or_sent_when_the_change_rolls_back(tenant_a, alice):
+def test_nothing_is_recorded_or_sent_when_the_change_rolls_back(tenant_a, alice, listen):
     processor = new_processor(tenant_a, alice)
-    listener = Listener(tenant_a.root.pk)
+    listener = listen(tenant_a.root.pk)
     before = FlowAction.objects.count()
     with pytest.raises(StaleRevisionError):
         do_update_component(processor, lambda p: setattr(p, "name", "late"), version=7, client_id="",
@@ -146,9 +174,9 @@ def test_nothing_is_recorded_or_sent_when_the_change_rolls_back(tenant_a, alice)
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_run_state_change_is_recorded_and_carried_after_the_commit(tenant_a, alice):
+def test_a_run_state_change_is_recorded_and_carried_after_the_commit(tenant_a, alice, listen):
     processor = new_processor(tenant_a, alice)
-    listener = Listener(tenant_a.root.pk)
+    listener = listen(tenant_a.root.pk)
     outcome = do_set_run_state(processor, "DISABLED", version=0, client_id="", acting_user=alice)
     assert outcome["reached"] is False  # the tests' cluster is away: the design changed all the same
     assert "message" in outcome and outcome["message"] != "the change is carried to the nodes when the enclosing " \
@@ -158,3 +186,41 @@ def test_a_run_state_change_is_recorded_and_carried_after_the_commit(tenant_a, a
     assert operations == ["Enable", "Disable", "Add"]
     assert [listener.next(timeout=5)["operation"], listener.next(timeout=5)["operation"]] == ["Disable", "Enable"]
 
+
+
+def test_commits_reverts_and_imports_are_recorded(tenant_a, alice):
+    processor = new_processor(tenant_a, alice)
+    root = tenant_a.root
+    version = do_commit_version(root, "first", acting_user=alice)
+    do_update_component(processor, lambda p: setattr(p, "name", "changed"), version=0, client_id="",
+                        acting_user=alice)
+    root.refresh_from_db()
+    do_revert_to_version(root, version, revision=root.version, client_id="", acting_user=alice)
+    assert Processor.objects.get(pk=processor.pk).name == "gen"
+    imported = do_import_group(root, parse_definition(export_group(root, Identity.VERSIONED)), acting_user=alice,
+                               name="copy")
+    rows = list(FlowAction.objects.filter(component_id__in=[root.pk, imported.pk]).order_by("id"))
+    assert [(row.operation, row.component_id) for row in rows] == [
+        ("CommitLocalChanges", root.pk), ("RevertLocalChanges", root.pk), ("Import", imported.pk)]
+    assert {c["field"]: c["after"] for c in rows[0].changes} == {"version": 1, "comment": "first"}
+    assert {c["field"]: c["after"] for c in rows[2].changes} == {"components.PROCESSOR": 1}
+
+
+def test_a_revert_refused_because_processors_run_records_nothing(tenant_a, alice):
+    processor = new_processor(tenant_a, alice, scheduled_state="RUNNING")
+    version = do_commit_version(tenant_a.root, "", acting_user=alice)
+    before = FlowAction.objects.count()
+    with pytest.raises(RunningProcessors):
+        do_revert_to_version(tenant_a.root, version, revision=tenant_a.root.version, client_id="",
+                             acting_user=alice)
+    assert FlowAction.objects.count() == before and Processor.objects.get(pk=processor.pk).scheduled_state == "RUNNING"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_deployment_the_cluster_cannot_take_keeps_nothing(tenant_a, alice):
+    """No cluster Redis answers in this test: the deployment commits, cannot be published, and is
+    taken back with its history row."""
+    with pytest.raises(redis.RedisError):
+        do_deploy(tenant_a.tenant, alice)
+    assert not Deployment.objects.filter(tenant=tenant_a.tenant).exists()
+    assert not FlowAction.objects.filter(operation="Deploy").exists()

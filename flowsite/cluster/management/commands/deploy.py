@@ -1,5 +1,5 @@
 """``manage.py deploy --tenant SLUG``: deploy a tenant's flow to the cluster, as the portal's and
-the API's Deploy do (``flowsite.cluster.deploy.deploy``)."""
+the API's Deploy do (``flowsite.cluster.actions.do_deploy``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from django.core.management.base import BaseCommand, CommandError
 from rest_framework import exceptions
 
 from flowsite.cluster import redis as cluster_redis
-from flowsite.cluster.deploy import InvalidDesign, deploy
+from flowsite.cluster.actions import do_deploy
+from flowsite.cluster.deploy import InvalidDesign
 from flowsite.tenancy.models import Tenant
 
 
@@ -33,7 +34,7 @@ class Command(BaseCommand):
             if deployer is None:
                 raise CommandError(f"no user {user!r}")
         try:
-            deployment, nodes = deploy(owner, deployer, flow_version)
+            deployment, nodes = do_deploy(owner, deployer, flow_version)
         except InvalidDesign as error:
             problems = "\n".join(f"  {problem['message']}" for problem in error.problems)
             raise CommandError(f"{error.detail}:\n{problems}") from None
