@@ -88,11 +88,11 @@ def visible_components(user, tenants: Iterable, within: ProcessGroup | None = No
         access = TenantAccess(user, tenant)
         if not access.is_member:
             continue
-        components = Component.objects.filter(tenant=tenant)
+        components = Component.objects.restrict(access, VIEW)
         if within is not None:
             groups = subtree_ids(within.pk)
             components = components.filter(Q(pk__in=groups) | Q(parent__in=groups))
-        visible.update(str(pk) for pk in components.values_list("pk", flat=True) if access.can(pk, VIEW))
+        visible.update(str(pk) for pk in components.values_list("pk", flat=True))
     return visible
 
 

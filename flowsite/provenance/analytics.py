@@ -75,8 +75,8 @@ def scope_for(request, tenant_id: uuid.UUID | None = None) -> Scope:
         if not access.has_global(QUERY_PROVENANCE):
             continue
         queried.append(str(tenant.pk))
-        components.update(str(pk) for pk in Component.objects.filter(tenant=tenant).values_list("pk", flat=True)
-                          if access.can(pk, VIEW_PROVENANCE))
+        components.update(str(pk) for pk in Component.objects.restrict(access, VIEW_PROVENANCE)
+                          .values_list("pk", flat=True))
     if not queried:
         raise exceptions.PermissionDenied(f"you may not query provenance (the '{QUERY_PROVENANCE}' policy of "
                                           f"{'this tenant' if tenant_id else 'one of your tenants'})")

@@ -32,9 +32,8 @@ def breadcrumb(request, group: ProcessGroup) -> list[dict]:
 
 
 def _listing(request, group: ProcessGroup, model, serializer_class, **filters) -> list[dict]:
-    allowed = access(request, group)
-    found = [c for c in model.objects.filter(parent=group, **filters).select_related("tenant", "parent")
-             .order_by("name", "id") if allowed.can(c, policies.VIEW)]
+    found = (model.objects.filter(parent=group, **filters).restrict(access(request, group), policies.VIEW)
+             .select_related("tenant", "parent").order_by("name", "id"))
     return serializer_class(found, many=True, context={"request": request, "group": group}).data
 
 
