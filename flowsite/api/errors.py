@@ -21,6 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from engine.flow.loader import FlowDefinitionError, json_path
+from flowsite.flows.actions import RunningProcessors
 from flowsite.flows.revisions import StaleRevisionError
 
 
@@ -74,6 +75,8 @@ def exception_handler(error: Exception, context: dict) -> Response | None:
     if isinstance(error, StaleRevisionError):
         return Response(error_body(409, "stale_revision", str(error), currentRevision=error.current.as_dict()),
                         status=409)
+    if isinstance(error, RunningProcessors):
+        return Response(error_body(409, "conflict", str(error)), status=409)
     if isinstance(error, FlowDefinitionError):
         problems = [{"path": p.path, "message": p.message} for p in error.problems]
         return Response(error_body(400, "invalid_flow_definition",

@@ -31,10 +31,10 @@ from engine.cluster.bundle import FlowBundle
 from engine.cluster.cluster_flow import publish_flow
 from engine.cluster.records import ClusterView
 from engine.flow.sealed import seal_flow
-from flowsite.api.errors import Conflict
 from flowsite.cluster import redis as cluster_redis
 from flowsite.cluster.models import Deployment
-from flowsite.flows.definition import Identity, export_group, replace_contents, subtree_ids
+from flowsite.flows.actions import require_stopped
+from flowsite.flows.definition import Identity, export_group, replace_contents
 from flowsite.flows.diff import flow_difference
 from flowsite.flows.models import Component, ComponentGroupPermission, ComponentUserPermission, FlowVersion, Processor
 from flowsite.flows.secrets import current_key
@@ -208,9 +208,7 @@ def design_at(tenant: Tenant, number: int, modifier: str) -> None:
         raise exceptions.ValidationError({"version": f"the root group of {tenant.slug} has no version {number}"})
     if not flow_difference(version.definition, export_group(root, Identity.VERSIONED)):
         return
-    if Processor.objects.filter(parent__in=subtree_ids(root.pk), scheduled_state="RUNNING").exists():
-        raise Conflict(f"the design differs from version {number} and processors are running: stop them, or "
-                       "deploy the design as it is")
+    require_stopped(root, f"deploying version {number} (the design differs from it), or deploy the design as it is")
     replace_contents(root, version.definition, modifier=modifier)
 
 

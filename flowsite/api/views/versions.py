@@ -20,7 +20,7 @@ from flowsite.api.serializers.versions import (
     VersionDiffSerializer,
 )
 from flowsite.flows import access as policies
-from flowsite.flows.actions import RunningProcessors, do_commit_version, do_revert_to_version
+from flowsite.flows.actions import do_commit_version, do_revert_to_version
 from flowsite.flows.definition import Identity, export_group
 from flowsite.flows.diff import flow_difference
 from flowsite.flows.models import FlowVersion, ProcessGroup
@@ -115,8 +115,6 @@ class VersionRevert(GenericAPIView):
         try:
             do_revert_to_version(group, version, revision=revision.get("version"),
                                  client_id=revision.get("clientId") or "", acting_user=request.user)
-        except RunningProcessors as error:
-            raise Conflict(str(error)) from None
         except ProtectedError as error:
             joined = ", ".join(sorted(str(c.pk) for c in error.protected_objects))
             raise Conflict("the version leaves out components that connections outside the group lead to "

@@ -23,6 +23,7 @@ from flowsite.cluster.models import Deployment
 from flowsite.cluster.nodes import nodes
 from flowsite.cluster.visibility import ClusterSight
 from flowsite.flows import access as policies
+from flowsite.flows.actions import RunningProcessors
 from flowsite.flows.models import FlowVersion
 from flowsite.flows.tenants import root_group
 from flowsite.portal.tenancy import current_tenant
@@ -126,6 +127,8 @@ def deploy(request):
         messages.error(request, f"{error.detail} — " + "; ".join(p["message"] for p in error.problems))
     except exceptions.APIException as error:
         messages.error(request, _detail(error.detail))
+    except RunningProcessors as error:
+        messages.error(request, str(error))
     except redis.RedisError:
         messages.error(request, f"{cluster_redis.unreachable_message()}: nothing was deployed.")
     else:

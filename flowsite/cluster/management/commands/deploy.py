@@ -11,6 +11,7 @@ from rest_framework import exceptions
 from flowsite.cluster import redis as cluster_redis
 from flowsite.cluster.actions import do_deploy
 from flowsite.cluster.deploy import InvalidDesign
+from flowsite.flows.actions import RunningProcessors
 from flowsite.tenancy.models import Tenant
 
 
@@ -40,6 +41,8 @@ class Command(BaseCommand):
             raise CommandError(f"{error.detail}:\n{problems}") from None
         except exceptions.APIException as error:
             raise CommandError(str(error.detail)) from None
+        except RunningProcessors as error:
+            raise CommandError(str(error)) from None
         except redis.RedisError as error:
             raise CommandError(f"{cluster_redis.unreachable_message()} ({error}); nothing was deployed") from None
         told = ", ".join(nodes) if nodes else "none connected yet (nodes take the flow when they connect)"
