@@ -65,7 +65,9 @@ def detail(request, pk):
     group = connection.parent
     representation = ConnectionSerializer(connection, context={"request": request, "group": group}).data
     can_modify = access(request, connection).can(connection, policies.MODIFY)
+    can_operate = access(request, connection).can(connection, policies.OPERATE)
     extra = {"connection": connection, "version": connection.version, "can_modify": can_modify,
+             "can_operate": can_operate,
              "editable": can_modify, "destination_label": endpoint_label(connection.destination, group)}
     if request.method != "POST":
         return _render(request, group, ConnectionForm(connection.source, representation), 200, **extra)

@@ -20,6 +20,7 @@ from flowsite.flows.secrets import master_key
 from flowsite.tenancy.models import OPERATE_PLATFORM
 from tests.cluster_nodes import InProcessNode
 from tests.flowsite.conftest import token_client
+from tests.workers.cluster import Cluster as NodeProcesses
 
 
 class Cluster:
@@ -101,3 +102,25 @@ def deployed(cluster, tenant_a, tenant_b, admin_a):
     cluster.node("n1", document)
     cluster.node("n2", document)
     return flow_a, flow_b, api_a, api_b
+
+
+@pytest.fixture
+def start_nodes(tmp_path, redis_server, settings):
+    """``start_nodes(n1="", n2="acme")``: real nodes with those labels, connected to the cluster."""
+    settings.REDIS_URL = f"redis://127.0.0.1:{redis_server.port}/0"
+    settings.FLOWSITE_CLUSTER = "default"
+    forget_answers()
+    started = []
+
+    def start(**labels: str) -> NodeProcesses:
+        cluster = NodeProcesses(tmp_path / "nodes", redis_server.port, "default", election_max_candidates=len(labels))
+        for node_id, node_labels in labels.items():
+            cluster.start(node_id, None, None, *(("--labels", node_labels) if node_labels else ()))
+        cluster.wait_connected(*labels)
+        started.append(cluster)
+        return cluster
+
+    yield start
+    for cluster in started:
+        cluster.stop_all()
+    forget_answers()

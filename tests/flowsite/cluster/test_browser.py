@@ -42,8 +42,10 @@ def test_deploy_and_disconnect_in_the_browser(live_server, transactional_db, red
 
             page.get_by_label("What to deploy").select_option(label="The design as it is now")
             page.get_by_role("button", name="Deploy").click()
-            expect(page.locator(".flash")).to_contain_text("Deployed design")
-            expect(page.locator(".flash")).to_contain_text("sent to: n1")
+            progress = page.locator("#deploy-progress")
+            expect(progress).to_contain_text("0 of 1 node(s) reported")
+            expect(progress).to_contain_text("n1: applying…")
+            page.reload()
             expect(page.locator("#reports")).to_contain_text("pending")
 
             page.goto(f"{live_server.url}/groups/{world.root.pk}/")

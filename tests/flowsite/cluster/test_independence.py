@@ -15,34 +15,12 @@ from flowsite.cluster.status import forget_answers
 from flowsite.flows.models import Processor
 from tests.flowsite.cluster.conftest import small_flow
 from tests.flowsite.conftest import token_client
-from tests.workers.cluster import Cluster, wait_until
+from tests.workers.cluster import wait_until
 
 # Run-state changes reach the nodes when their transaction commits: these tests commit.
 pytestmark = pytest.mark.django_db(transaction=True)
 
 DEPLOYMENTS = "/api/v1/cluster/deployments"
-
-
-@pytest.fixture
-def start_nodes(tmp_path, redis_server, settings):
-    """``start_nodes(n1="", n2="acme")``: real nodes with those labels, connected to the cluster."""
-    settings.REDIS_URL = f"redis://127.0.0.1:{redis_server.port}/0"
-    settings.FLOWSITE_CLUSTER = "default"
-    forget_answers()
-    started = []
-
-    def start(**labels: str) -> Cluster:
-        cluster = Cluster(tmp_path / "nodes", redis_server.port, "default", election_max_candidates=len(labels))
-        for node_id, node_labels in labels.items():
-            cluster.start(node_id, None, None, *(("--labels", node_labels) if node_labels else ()))
-        cluster.wait_connected(*labels)
-        started.append(cluster)
-        return cluster
-
-    yield start
-    for cluster in started:
-        cluster.stop_all()
-    forget_answers()
 
 
 def node_status(node_id: str) -> dict:
