@@ -178,6 +178,7 @@ INSTALLED_APPS = [
     "flowsite.portal",
     "flowsite.cluster",
     "flowsite.provenance",
+    "flowsite.live",
     "workers",
 ]
 
@@ -258,6 +259,10 @@ CHANNEL_LAYERS = {
         "CONFIG": {"hosts": [REDIS_URL], "prefix": "flowsite:channels:", "group_expiry": 3600},
     },
 }
+
+#: How often each web process sends its WebSocket subscribers what changed in the nodes' figures
+#: (``flowsite.live.relay``), in seconds.
+LIVE_INTERVAL_SECONDS = 1.0
 
 CELERY_BROKER_URL = _env("CELERY_BROKER_URL", _redis_database(REDIS_URL, 1))
 CELERY_RESULT_BACKEND = CELERY_BROKER_URL

@@ -21,6 +21,27 @@ _LAST_USED_RESOLUTION = timedelta(minutes=1)
 TOKEN_CREDENTIALS = {"username": "(api token)"}
 
 
+class TokenRefused(Exception):
+    """A secret that authenticates nobody; the message says why (unknown, expired, revoked, inactive user)."""
+
+
+def active_token(secret: str) -> ApiToken:
+    """The active API token ``secret`` belongs to, its user active, with its last use recorded
+    (at most once a minute); raises TokenRefused saying why not. The API and the live WebSocket
+    endpoint (``flowsite.live.auth``) both authenticate programs with it."""
+    token = ApiToken.find(secret)
+    if token is None:
+        raise TokenRefused("unknown API token")
+    if token.state != "active":
+        raise TokenRefused(f"the API token is {token.state}")
+    if not token.user.is_active:
+        raise TokenRefused("the token's user is inactive")
+    now = timezone.now()
+    if token.last_used_at is None or now - token.last_used_at > _LAST_USED_RESOLUTION:
+        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    return token
+
+
 class LockedOut(exceptions.APIException):
     """429: too many failed authentications from this address."""
 
@@ -58,16 +79,10 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
             secret = header[1].decode()
         except UnicodeDecodeError:
             raise exceptions.AuthenticationFailed("the token is not valid text") from None
-        token = ApiToken.find(secret)
-        if token is None:
-            raise exceptions.AuthenticationFailed("unknown API token")
-        if token.state != "active":
-            raise exceptions.AuthenticationFailed(f"the API token is {token.state}")
-        if not token.user.is_active:
-            raise exceptions.AuthenticationFailed("the token's user is inactive")
-        now = timezone.now()
-        if token.last_used_at is None or now - token.last_used_at > _LAST_USED_RESOLUTION:
-            ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        try:
+            token = active_token(secret)
+        except TokenRefused as refused:
+            raise exceptions.AuthenticationFailed(str(refused)) from None
         return token.user, token
 
     def authenticate_header(self, request):
