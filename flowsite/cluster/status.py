@@ -243,13 +243,13 @@ def cluster_status(user, tenants: Iterable, within: ProcessGroup | None = None) 
     return answer
 
 
-def group_figures(group_id) -> dict[str, dict[str, Any]]:
-    """The figures over every connected node of the process group ``group_id`` and of each
-    component directly in it, by component id; for no user in particular (the caller shows each
-    user only what the user may view). Processors, funnels and ports, connections and child
-    groups each give the figures their canvas shows (``_LIVE_FIGURES``), without the per-node
-    break-down (raises redis.RedisError)."""
-    answers = ask_nodes()
+def group_figures(group_id, answers: NodeAnswers | None = None) -> dict[str, dict[str, Any]]:
+    """The figures over every connected node (in ``answers``, or asked now) of the process group
+    ``group_id`` and of each component directly in it, by component id; for no user in
+    particular (the caller shows each user only what the user may view). Processors, funnels and
+    ports, connections and child groups each give the figures their canvas shows
+    (``_LIVE_FIGURES``), without the per-node break-down (raises redis.RedisError)."""
+    answers = answers or ask_nodes()
     ids = {str(pk) for pk in Component.objects.filter(Q(pk=group_id) | Q(parent=group_id)).values_list("pk", flat=True)}
     aggregate = _Aggregate(ids)
     for node, reply in sorted(answers.replies.items()):

@@ -4,9 +4,10 @@ Admission needs the view policy on the group (``flowsite.flows.access``, as the 
 process-group detail checks it, a scoped API token narrowing it to its tenant). A missing group,
 another tenant's, one the user may not view and an anonymous user are refused alike: the socket
 is accepted, then closed with 4404. A bearer token that authenticates nobody is closed with 4401.
-An admitted socket joins ``pg.<uuid>``, receives ``hello``, the figures the relay last sent, then
-``design``, ``stats`` and ``cluster`` messages; it only ever receives figures and design changes
-of the components its user may view (recomputed when components are added, connected or removed).
+An admitted socket joins ``pg.<uuid>``, receives ``hello``, the cluster's state and the figures
+the relay last sent (when it has sent any), then ``design``, ``stats`` and ``cluster`` messages;
+it only ever receives figures and design changes of the components its user may view (computed
+again when components are added, connected or removed).
 Messages from the client are ignored.
 """
 
@@ -68,9 +69,9 @@ class ProcessGroupConsumer(AsyncJsonWebsocketConsumer):
         await self.channel_layer.group_add(group_name(group.pk), self.channel_name)
         relay.subscribe(str(group.pk))
         await self.send_json({"type": "hello", "group": str(group.pk)})
+        if relay.cluster is not None:
+            await self.send_json({"type": "cluster", **relay.cluster})
         await self._send_stats(relay.known(str(group.pk)))
-        if not relay.reachable:
-            await self.send_json({"type": "cluster", "reachable": False, "message": "the nodes cannot be reached"})
 
     async def disconnect(self, code: int) -> None:
         if self.group is not None:
@@ -97,8 +98,9 @@ class ProcessGroupConsumer(AsyncJsonWebsocketConsumer):
         await self._send_stats(event["components"])
 
     async def cluster_state(self, event: dict[str, Any]) -> None:
-        """``cluster.state``: forwarded as ``cluster``."""
-        await self.send_json({"type": "cluster", "reachable": event["reachable"], "message": event["message"]})
+        """``cluster.state``: forwarded as ``cluster`` (whether any node answers, which, and a message)."""
+        await self.send_json({"type": "cluster", "reachable": event["reachable"], "nodes": event["nodes"],
+                              "message": event["message"]})
 
     async def _send_stats(self, components: dict[str, Any]) -> None:
         mine = {pk: figures for pk, figures in components.items() if pk in self.visible}

@@ -1,12 +1,13 @@
 """The web process's relay of the nodes' figures to its subscribers.
 
 One asyncio task per web process runs while any socket of this process subscribes to a process
-group: every ``LIVE_INTERVAL_SECONDS`` it asks the nodes for their status (in a thread:
-``flowsite.cluster.status.group_figures``, the nodes' answers cached for about a second
-whoever asks), compares each subscribed group's figures with the previous ones and sends only
-the components that changed, as a ``stats.delta`` event to the group's Channels group. Each
-consumer then keeps what its user may view. When the nodes cannot be asked (Redis does not
-answer), a ``cluster.state`` event says so once; another says when they answer again.
+group: every ``LIVE_INTERVAL_SECONDS`` it asks the nodes for their status once (in a thread;
+``flowsite.cluster.status.ask_nodes``, answers cached for about a second whoever asks),
+compares each subscribed group's figures (``group_figures``) with those it sent before and sends
+only the components that changed, as a ``stats.delta`` event to the group's Channels group. Each
+consumer keeps what its user may view. When the set of nodes that answer changes (the first
+answer, a node joining or leaving, none answering, Redis not answering), a ``cluster.state``
+event says so, once per change.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 
-from flowsite.cluster.status import group_figures
+from flowsite.cluster.status import NO_NODE, ask_nodes, group_figures
 from flowsite.live.groups import group_name
 
 __all__ = ["relay"]
@@ -30,17 +31,26 @@ log = logging.getLogger(__name__)
 
 
 @database_sync_to_async
-def _figures(group_ids: list[str]) -> dict[str, dict[str, dict[str, Any]]]:
-    return {group_id: group_figures(group_id) for group_id in group_ids}
+def _ask(group_ids: list[str]) -> tuple[dict[str, Any], dict[str, dict[str, dict[str, Any]]]]:
+    """(the cluster's state, each group's figures); the nodes asked once. Redis not answering is a
+    state with no node and figures of no group."""
+    try:
+        answers = ask_nodes()
+        figures = {group_id: group_figures(group_id, answers) for group_id in group_ids}
+    except redis.RedisError as error:
+        return {"reachable": False, "nodes": [], "message": f"the cluster cannot be reached: {error}"}, {}
+    nodes = sorted(node for node, reply in answers.replies.items() if reply.ok)
+    message = f"{len(nodes)} of {len(answers.replies)} connected nodes answer" if answers.replies else NO_NODE
+    return {"reachable": bool(nodes), "nodes": nodes, "message": message}, figures
 
 
 class Relay:
-    """Subscriber counts per group, the figures last sent, and the task that sends the changes."""
+    """Subscriber counts per group, what was sent last, and the task that sends the changes."""
 
     def __init__(self) -> None:
         self.subscribers: Counter[str] = Counter()
         self.sent: dict[str, dict[str, dict[str, Any]]] = {}
-        self.reachable = True
+        self.cluster: dict[str, Any] | None = None
         self.task: asyncio.Task | None = None
 
     def subscribe(self, group_id: str) -> None:
@@ -58,6 +68,7 @@ class Relay:
         if not self.subscribers and self.task is not None:
             self.task.cancel()
             self.task = None
+            self.cluster = None
 
     def known(self, group_id: str) -> dict[str, dict[str, Any]]:
         """The figures last sent for ``group_id`` (what a new subscriber starts from)."""
@@ -75,30 +86,19 @@ class Relay:
     async def step(self, layer) -> None:
         """Ask the nodes once and send each subscribed group what changed."""
         group_ids = list(self.subscribers)
-        try:
-            current = await _figures(group_ids)
-        except redis.RedisError as error:
-            if self.reachable:
-                self.reachable = False
-                await self._cluster_state(layer, group_ids, False, f"the nodes cannot be reached: {error}")
-            return
-        if not self.reachable:
-            self.reachable = True
-            await self._cluster_state(layer, group_ids, True, "the nodes can be reached again")
-        for group_id in group_ids:
+        cluster, current = await _ask(group_ids)
+        if cluster != self.cluster:
+            self.cluster = cluster
+            for group_id in group_ids:
+                await layer.group_send(group_name(group_id), {"type": "cluster.state", **cluster})
+        for group_id, figures in current.items():
             if group_id not in self.subscribers:  # the last socket left meanwhile
                 continue
             previous = self.sent.get(group_id, {})
-            changed = {pk: figures for pk, figures in current[group_id].items() if previous.get(pk) != figures}
-            self.sent[group_id] = current[group_id]
+            changed = {pk: values for pk, values in figures.items() if previous.get(pk) != values}
+            self.sent[group_id] = figures
             if changed:
                 await layer.group_send(group_name(group_id), {"type": "stats.delta", "components": changed})
-
-    @staticmethod
-    async def _cluster_state(layer, group_ids: list[str], reachable: bool, message: str) -> None:
-        for group_id in group_ids:
-            await layer.group_send(group_name(group_id),
-                                   {"type": "cluster.state", "reachable": reachable, "message": message})
 
 
 #: This web process's relay.
