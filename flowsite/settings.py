@@ -253,10 +253,14 @@ CACHES = {
                 "KEY_PREFIX": "flowsite:cache"},
 }
 
+# A consumer waits for its messages with BZPOPMIN blocking 5 s (channels_redis); redis-py's
+# default read timeout is 5 s too, so an idle socket's wait would end in a TimeoutError (1011):
+# the read timeout is set above the blocking time.
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "prefix": "flowsite:channels:", "group_expiry": 3600},
+        "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}], "prefix": "flowsite:channels:",
+                   "group_expiry": 3600},
     },
 }
 

@@ -80,7 +80,8 @@ def web(transactional_db, cluster, settings):  # noqa: F811  (the fixture import
     channel layer on that Redis too (to send events as the actions layer does)."""
     redis_url = f"redis://127.0.0.1:{cluster.server.port}/0"
     layer = settings.CHANNEL_LAYERS["default"]
-    settings.CHANNEL_LAYERS = {"default": {**layer, "CONFIG": {**layer["CONFIG"], "hosts": [redis_url]}}}
+    hosts = [{**host, "address": redis_url} for host in layer["CONFIG"]["hosts"]]
+    settings.CHANNEL_LAYERS = {"default": {**layer, "CONFIG": {**layer["CONFIG"], "hosts": hosts}}}
     port = free_port()
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "flowsite.settings", "DATABASE_URL": database_url_of_tests(),
            "REDIS_URL": redis_url, "FLOWSITE_CLUSTER": settings.FLOWSITE_CLUSTER}
@@ -101,3 +102,4 @@ def web(transactional_db, cluster, settings):  # noqa: F811  (the fixture import
         yield Web(port, server)
     finally:
         server.terminate()
+        print(server.output)  # shown when the test fails

@@ -121,3 +121,14 @@ def test_a_design_change_of_a_component_the_user_may_not_view_is_not_sent(web, t
             "type": "design.changed", "component": hidden_id, "kind": "PROCESSOR", "operation": "Configure",
             "parent": str(tenant_a.root.pk)})
         assert [m for m in collect(socket, 3) if m["type"] == "design"] == []
+
+
+def test_an_idle_socket_stays_open_past_the_channel_layers_blocking_read(web, tenant_a, admin_a):
+    with web.socket(tenant_a.root.pk, user=admin_a) as socket:
+        assert receive(socket)["type"] == "hello"
+        assert [m for m in collect(socket, 7) if m["type"] in ("design", "stats")] == []  # no node: nothing moves
+        async_to_sync(get_channel_layer().group_send)(group_name(tenant_a.root.pk), {
+            "type": "design.changed", "component": str(tenant_a.root.pk), "kind": "PROCESS_GROUP",
+            "operation": "Configure", "parent": None})
+        design = collect(socket, 10, until=lambda got: any(m["type"] == "design" for m in got))
+        assert design[-1]["component"] == str(tenant_a.root.pk)
