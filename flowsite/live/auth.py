@@ -5,7 +5,8 @@
 (Channels' ``AllowedHostsOriginValidator``; refused before the handshake completes, HTTP 403); a
 request carrying a bearer token may omit ``Origin`` (a browser cannot set that header on a
 WebSocket, and one that sends an ``Origin`` is held to it). A token that authenticates nobody
-leaves the socket anonymous with ``scope["auth_error"]`` saying why; the consumer refuses it.
+leaves the socket anonymous with ``scope["auth_refusal"]`` (close code, why); the consumer
+closes it so. Wrong tokens count toward the login lockout as they do on the REST API.
 """
 
 from __future__ import annotations
@@ -15,10 +16,15 @@ from channels.db import database_sync_to_async
 from channels.middleware import BaseMiddleware
 from channels.security.websocket import AllowedHostsOriginValidator
 from django.contrib.auth.models import AnonymousUser
+from django.http import HttpRequest
 
-from flowsite.api.authentication import TokenRefused, active_token
+from flowsite.api.authentication import TokenLockedOut, TokenRefused, active_token, counted
 
-__all__ = ["live_auth"]
+__all__ = ["LOCKED_OUT", "UNAUTHENTICATED", "live_auth"]
+
+#: Close codes of a refused bearer token: it authenticates nobody; the address is locked out.
+UNAUTHENTICATED = 4401
+LOCKED_OUT = 4429
 
 
 def _header(scope, name: bytes) -> bytes | None:
@@ -26,7 +32,7 @@ def _header(scope, name: bytes) -> bytes | None:
 
 
 def _bearer(scope) -> str | None:
-    """The secret of an ``Authorization: Bearer`` header, '' when the header is malformed, None without one."""
+    """The secret of an ``Authorization: Bearer`` header ('' when malformed: no token has it), None without one."""
     header = _header(scope, b"authorization")
     if header is None:
         return None
@@ -39,13 +45,26 @@ def _bearer(scope) -> str | None:
         return ""
 
 
+def _http_request(scope) -> HttpRequest:
+    """The socket's handshake as the HttpRequest django-axes counts failed logins by (client address)."""
+    request = HttpRequest()
+    request.method = "GET"
+    request.path = request.path_info = scope["path"]
+    request.META = {"REMOTE_ADDR": (scope.get("client") or ("",))[0],
+                    "HTTP_USER_AGENT": (_header(scope, b"user-agent") or b"").decode("latin1")}
+    return request
+
+
 @database_sync_to_async
-def _token_of(secret: str):
-    """(token, None) or (None, why it is refused)."""
+def _token_of(secret: str, scope):
+    """(token, None), or (None, (close code, why)): 4429 while the address is locked out, else 4401."""
     try:
-        return active_token(secret), None
+        with counted(_http_request(scope)):
+            return active_token(secret), None
+    except TokenLockedOut as locked:
+        return None, (LOCKED_OUT, str(locked))
     except TokenRefused as refused:
-        return None, str(refused)
+        return None, (UNAUTHENTICATED, str(refused))
 
 
 class TokenAuthMiddleware(BaseMiddleware):
@@ -54,10 +73,9 @@ class TokenAuthMiddleware(BaseMiddleware):
     async def __call__(self, scope, receive, send):
         secret = _bearer(scope)
         if secret is not None:
-            token, problem = await _token_of(secret) if secret else (None, "the Authorization header must read "
-                                                                          "'Bearer <token>'")
+            token, refusal = await _token_of(secret, scope)
             scope = {**scope, "user": token.user if token else AnonymousUser(), "token": token,
-                     "auth_error": problem}
+                     "auth_refusal": refusal}
         return await super().__call__(scope, receive, send)
 
 

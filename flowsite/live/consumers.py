@@ -3,7 +3,8 @@
 Admission needs the view policy on the group (``flowsite.flows.access``, as the REST API's
 process-group detail checks it, a scoped API token narrowing it to its tenant). A missing group,
 another tenant's, one the user may not view and an anonymous user are refused alike: the socket
-is accepted, then closed with 4404. A bearer token that authenticates nobody is closed with 4401.
+is accepted, then closed with 4404. A refused bearer token closes it with the code
+``flowsite.live.auth`` gives (4401; 4429 while the address is locked out).
 An admitted socket joins ``pg.<uuid>``, receives ``hello``, the cluster's state and the figures
 the relay last sent (when it has sent any), then ``design``, ``stats`` and ``cluster`` messages;
 it only ever receives figures and design changes of the components its user may view (computed
@@ -25,11 +26,10 @@ from flowsite.flows.models import ProcessGroup
 from flowsite.live.groups import group_name
 from flowsite.live.relay import relay
 
-__all__ = ["NOT_FOUND", "UNAUTHENTICATED", "ProcessGroupConsumer"]
+__all__ = ["NOT_FOUND", "ProcessGroupConsumer"]
 
-#: Close codes: no such process group (as far as this user may know), and a refused API token.
+#: The close code of a group that does not exist, as far as this user may know.
 NOT_FOUND = 4404
-UNAUTHENTICATED = 4401
 #: Design operations after which the set of components a user may view is computed again.
 _RESHAPING = {"Add", "Connect", "Remove"}
 
@@ -57,8 +57,8 @@ class ProcessGroupConsumer(AsyncJsonWebsocketConsumer):
 
     async def connect(self) -> None:
         await self.accept()
-        if self.scope.get("auth_error"):
-            await self.close(code=UNAUTHENTICATED)
+        if self.scope.get("auth_refusal"):
+            await self.close(code=self.scope["auth_refusal"][0])
             return
         group = await _admitted(self.scope.get("user"), self.scope.get("token"),
                                 self.scope["url_route"]["kwargs"]["group_id"])

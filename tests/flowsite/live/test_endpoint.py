@@ -1,7 +1,8 @@
 """/ws/process-groups/<uuid> on a real daphne: who is admitted (a session with a same-site
 Origin, an API token without one), who is refused and how (a wrong token 4401; a foreign Origin at
 the handshake; a missing group, another tenant's, one without the view policy and an anonymous
-user all alike, 4404), and design changes reaching the subscribers."""
+user all alike, 4404), wrong tokens counted toward the login lockout (4429), and design changes
+reaching the subscribers."""
 
 from __future__ import annotations
 
@@ -43,6 +44,16 @@ def test_a_wrong_expired_or_revoked_token_is_refused_with_4401(web, tenant_a, ad
         with web.socket(tenant_a.root.pk, token=wrong, origin=None) as socket:
             messages, code, _ = until_closed(socket)
         assert (messages, code) == ([], 4401), wrong
+
+
+def test_wrong_tokens_lock_the_address_out_as_on_the_rest_api(web, tenant_a, admin_a, settings):
+    _, secret = ApiToken.issue(admin_a, "program")
+    for _ in range(settings.AXES_FAILURE_LIMIT):
+        with web.socket(tenant_a.root.pk, token="fst_guess_x", origin=None) as socket:
+            assert until_closed(socket)[:2] == ([], 4401)
+    with web.socket(tenant_a.root.pk, token=secret, origin=None) as socket:
+        assert until_closed(socket)[:2] == ([], 4429)
+    assert token_client(admin_a).get("/api/v1/tokens").status_code == 429  # one count: the API's (same address)
 
 
 def test_a_browser_of_another_origin_or_of_none_is_refused_at_the_handshake(web, tenant_a, admin_a):
