@@ -249,7 +249,7 @@ def group_figures(group_id, answers: NodeAnswers | None = None) -> dict[str, dic
     particular (the caller shows each user only what the user may view). Processors, funnels and
     ports, connections and child groups each give the figures their canvas shows
     (``_LIVE_FIGURES``), without the per-node break-down (raises redis.RedisError)."""
-    answers = answers or ask_nodes()
+    answers = answers if answers is not None else ask_nodes()
     ids = {str(pk) for pk in Component.objects.filter(Q(pk=group_id) | Q(parent=group_id)).values_list("pk", flat=True)}
     aggregate = _Aggregate(ids)
     for node, reply in sorted(answers.replies.items()):

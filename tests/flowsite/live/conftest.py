@@ -39,7 +39,8 @@ class Web:
         if user is not None:
             client = Client()
             client.force_login(user, backend="django.contrib.auth.backends.ModelBackend")
-            headers["Cookie"] = f"{django_settings.SESSION_COOKIE_NAME}={client.cookies[django_settings.SESSION_COOKIE_NAME].value}"
+            name = django_settings.SESSION_COOKIE_NAME
+            headers["Cookie"] = f"{name}={client.cookies[name].value}"
         if token is not None:
             headers["Authorization"] = f"Bearer {token}"
         if origin is SAME_ORIGIN:

@@ -36,7 +36,8 @@ def _flowing(flow):
     def check(messages):
         latest = _figures(messages)
         gen, conn = latest.get(str(flow["gen"].pk), {}), latest.get(str(flow["conn"].pk), {})
-        return gen.get("run_status") == "Running" and gen.get("flowfiles_out", 0) > 0 and conn.get("queued_count", 0) > 0
+        return (gen.get("run_status") == "Running" and gen.get("flowfiles_out", 0) > 0
+                and conn.get("queued_count", 0) > 0)
     return check
 
 
