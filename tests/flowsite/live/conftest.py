@@ -9,6 +9,8 @@ import os
 import socket
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 from django.conf import settings as django_settings
@@ -75,17 +77,12 @@ def collect(socket: ClientConnection, seconds: float, until=None) -> list[dict]:
     return messages
 
 
-@pytest.fixture
-def web(transactional_db, cluster, settings):  # noqa: F811  (the fixture imported above)
-    """daphne on a free port, its database the tests', its Redis the cluster's; the tests' own
-    channel layer on that Redis too (to send events as the actions layer does)."""
-    redis_url = f"redis://127.0.0.1:{cluster.server.port}/0"
-    layer = settings.CHANNEL_LAYERS["default"]
-    hosts = [{**host, "address": redis_url} for host in layer["CONFIG"]["hosts"]]
-    settings.CHANNEL_LAYERS = {"default": {**layer, "CONFIG": {**layer["CONFIG"], "hosts": hosts}}}
+@contextmanager
+def daphne(redis_url: str) -> Iterator[Web]:
+    """daphne serving the project on a free port, its database the tests', its Redis ``redis_url``."""
     port = free_port()
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "flowsite.settings", "DATABASE_URL": database_url_of_tests(),
-           "REDIS_URL": redis_url, "FLOWSITE_CLUSTER": settings.FLOWSITE_CLUSTER}
+           "REDIS_URL": redis_url, "FLOWSITE_CLUSTER": django_settings.FLOWSITE_CLUSTER}
     server = OutputProcess([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
                             "flowsite.asgi:application"], cwd=REPO_ROOT, env=env)
 
@@ -104,3 +101,28 @@ def web(transactional_db, cluster, settings):  # noqa: F811  (the fixture import
     finally:
         server.terminate()
         print(server.output)  # shown when the test fails
+
+
+@pytest.fixture
+def redis_url(transactional_db, cluster, settings) -> str:  # noqa: F811  (the fixture imported above)
+    """The cluster's Redis, which the tests' own channel layer uses too (to send events as the
+    actions layer does)."""
+    url = f"redis://127.0.0.1:{cluster.server.port}/0"
+    layer = settings.CHANNEL_LAYERS["default"]
+    hosts = [{**host, "address": url} for host in layer["CONFIG"]["hosts"]]
+    settings.CHANNEL_LAYERS = {"default": {**layer, "CONFIG": {**layer["CONFIG"], "hosts": hosts}}}
+    return url
+
+
+@pytest.fixture
+def web(redis_url) -> Iterator[Web]:
+    """A web process."""
+    with daphne(redis_url) as server:
+        yield server
+
+
+@pytest.fixture
+def another_web(redis_url, web) -> Iterator[Web]:
+    """A second web process (a replica) on the same database and Redis."""
+    with daphne(redis_url) as server:
+        yield server

@@ -1,13 +1,17 @@
 """The nodes' figures over the live endpoint: real nodes run a deployed flow, daphne's relay asks
 them and pushes what changed; each socket receives only what its user may view, never another
-tenant's figures, and the cluster's state when the nodes that answer change."""
+tenant's figures, and the cluster's state when the nodes that answer change; any web replica
+serves any socket."""
 
 from __future__ import annotations
 
 import pytest
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
 
 from flowsite.cluster.status import NO_NODE
 from flowsite.flows import access
+from flowsite.live.groups import group_name
 from tests.flowsite.cluster.conftest import small_flow
 from tests.flowsite.conftest import token_client
 from tests.flowsite.live.conftest import collect, receive
@@ -95,3 +99,21 @@ def test_the_cluster_state_is_sent_once_and_again_when_a_node_comes(web, cluster
         joined = collect(socket, 15, until=lambda got: any(m["type"] == "cluster" for m in got))
         assert [m for m in joined if m["type"] == "cluster"] == [
             {"type": "cluster", "reachable": True, "nodes": ["n1"], "message": "1 of 1 connected nodes answer"}]
+
+
+def test_sockets_on_two_web_replicas_both_receive_the_figures_and_the_design(web, another_web, deployed, tenant_a,
+                                                                          admin_a):
+    flow_a, _, api_a, _ = deployed
+    root = tenant_a.root
+    with web.socket(root.pk, user=admin_a) as first, another_web.socket(root.pk, user=tenant_a.admin()) as second:
+        for socket in (first, second):
+            assert receive(socket)["type"] == "hello"
+        _start(api_a, flow_a["gen"])
+        for socket in (first, second):
+            assert _flowing(flow_a)(collect(socket, 20, until=_flowing(flow_a)))
+        async_to_sync(get_channel_layer().group_send)(group_name(root.pk), {
+            "type": "design.changed", "component": str(flow_a["gen"].pk), "kind": "PROCESSOR",
+            "operation": "Configure", "parent": str(root.pk)})
+        for socket in (first, second):
+            got = collect(socket, 10, until=lambda got: any(m["type"] == "design" for m in got))
+            assert [m["component"] for m in got if m["type"] == "design"] == [str(flow_a["gen"].pk)]
