@@ -5,6 +5,8 @@ serves any socket."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
@@ -15,6 +17,7 @@ from flowsite.live.groups import group_name
 from tests.flowsite.cluster.conftest import small_flow
 from tests.flowsite.conftest import token_client
 from tests.flowsite.live.conftest import collect, receive
+from tests.processes import wait_until
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -117,3 +120,15 @@ def test_sockets_on_two_web_replicas_both_receive_the_figures_and_the_design(web
         for socket in (first, second):
             got = collect(socket, 10, until=lambda got: any(m["type"] == "design" for m in got))
             assert [m["component"] for m in got if m["type"] == "design"] == [str(flow_a["gen"].pk)]
+
+
+def test_the_relay_asks_the_nodes_only_while_a_socket_is_open(web, cluster, deployed, tenant_a, admin_a):
+    stream = cluster.keys.commands("n1")
+    before = cluster.client.xlen(stream)
+    with web.socket(tenant_a.root.pk, user=admin_a) as socket:
+        assert receive(socket)["type"] == "hello"
+        wait_until(lambda: cluster.client.xlen(stream) >= before + 2, timeout=20, what="the relay asking n1")
+    time.sleep(2)  # a request under way when the socket closed
+    after = cluster.client.xlen(stream)
+    time.sleep(3)
+    assert cluster.client.xlen(stream) == after, "no socket, no status request"
