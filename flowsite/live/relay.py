@@ -22,6 +22,7 @@ from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 
+from flowsite.cluster.redis import unreachable_message
 from flowsite.cluster.status import NO_NODE, ask_nodes, group_figures
 from flowsite.live.groups import group_name
 
@@ -37,8 +38,8 @@ def _ask(group_ids: list[str]) -> tuple[dict[str, Any], dict[str, dict[str, dict
     try:
         answers = ask_nodes()
         figures = {group_id: group_figures(group_id, answers) for group_id in group_ids}
-    except redis.RedisError as error:
-        return {"reachable": False, "nodes": [], "message": f"the cluster cannot be reached: {error}"}, {}
+    except redis.RedisError:  # the same message each time: the state is sent once, not every second
+        return {"reachable": False, "nodes": [], "message": unreachable_message()}, {}
     nodes = sorted(node for node, reply in answers.replies.items() if reply.ok)
     message = f"{len(nodes)} of {len(answers.replies)} connected nodes answer" if answers.replies else NO_NODE
     return {"reachable": bool(nodes), "nodes": nodes, "message": message}, figures
