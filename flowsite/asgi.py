@@ -1,5 +1,6 @@
 """The ASGI application served by daphne: Django over HTTP, routed through Channels, behind the
-streamed request-body limit (``flowsite.limits.RequestBodyLimit``)."""
+streamed request-body limit (``flowsite.limits.RequestBodyLimit``); the live WebSocket endpoint
+(``/ws/``, ``flowsite.live``) behind its origin check and authentication."""
 
 import os
 
@@ -8,8 +9,13 @@ from django.core.asgi import get_asgi_application
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "flowsite.settings")
 django_application = get_asgi_application()
 
-from channels.routing import ProtocolTypeRouter  # noqa: E402  (Django must be set up first)
+from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402  (Django must be set up first)
 
 from flowsite.limits import RequestBodyLimit  # noqa: E402
+from flowsite.live.auth import live_auth  # noqa: E402
+from flowsite.live.routing import websocket_urlpatterns  # noqa: E402
 
-application = ProtocolTypeRouter({"http": RequestBodyLimit(django_application)})
+application = ProtocolTypeRouter({
+    "http": RequestBodyLimit(django_application),
+    "websocket": live_auth(URLRouter(websocket_urlpatterns)),
+})

@@ -178,6 +178,7 @@ INSTALLED_APPS = [
     "flowsite.portal",
     "flowsite.cluster",
     "flowsite.provenance",
+    "flowsite.live",
     "workers",
 ]
 
@@ -252,12 +253,20 @@ CACHES = {
                 "KEY_PREFIX": "flowsite:cache"},
 }
 
+# A consumer waits for its messages with BZPOPMIN blocking 5 s (channels_redis); redis-py's
+# default read timeout is 5 s too, so an idle socket's wait would end in a TimeoutError (1011):
+# the read timeout is set above the blocking time.
 CHANNEL_LAYERS = {
     "default": {
         "BACKEND": "channels_redis.core.RedisChannelLayer",
-        "CONFIG": {"hosts": [REDIS_URL], "prefix": "flowsite:channels:", "group_expiry": 3600},
+        "CONFIG": {"hosts": [{"address": REDIS_URL, "socket_timeout": 15}], "prefix": "flowsite:channels:",
+                   "group_expiry": 3600},
     },
 }
+
+#: How often each web process sends its WebSocket subscribers what changed in the nodes' figures
+#: (``flowsite.live.relay``), in seconds.
+LIVE_INTERVAL_SECONDS = 1.0
 
 CELERY_BROKER_URL = _env("CELERY_BROKER_URL", _redis_database(REDIS_URL, 1))
 CELERY_RESULT_BACKEND = CELERY_BROKER_URL

@@ -35,10 +35,16 @@ def access_for(request, tenant: Tenant) -> TenantAccess:
         cache = request._flowsite_access = {}
     access = cache.get(tenant.pk)
     if access is None:
-        access = cache[tenant.pk] = TenantAccess(request.user, tenant)
-        scoped = _token_tenant_id(request)
-        if scoped is not None and scoped != tenant.pk:
-            access.is_member = False
+        access = cache[tenant.pk] = scoped_access(request.user, tenant, _token_tenant_id(request))
+    return access
+
+
+def scoped_access(user, tenant: Tenant, token_tenant_id=None) -> TenantAccess:
+    """``user``'s access to ``tenant`` through a credential scoped to the tenant ``token_tenant_id``
+    (None: unscoped, or a session): scoped to another tenant, the user is no member here."""
+    access = TenantAccess(user, tenant)
+    if token_tenant_id is not None and token_tenant_id != tenant.pk:
+        access.is_member = False
     return access
 
 

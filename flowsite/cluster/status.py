@@ -32,7 +32,7 @@ from flowsite.flows.models import Component, ProcessGroup
 from flowsite.flows.tenants import root_group
 
 __all__ = ["CACHE_SECONDS", "STATUS_TIMEOUT", "NodeAnswers", "ask_nodes", "awaiting_transfer", "cluster_status",
-           "forget_answers", "tenant_node_figures", "visible_components"]
+           "forget_answers", "group_figures", "tenant_node_figures", "visible_components"]
 
 #: How long the nodes may take to answer a status request, in seconds.
 STATUS_TIMEOUT = 3.0
@@ -43,7 +43,16 @@ NO_NODE = "no node is connected to the cluster: nothing runs, so there is no sta
 _RUN_STATUS_ORDER = ("Running", "Stopping", "Invalid", "Stopped", "Disabled")
 _GROUP_FIGURES = ("queued_count", "queued_bytes", "active_threads", "running", "stopped", "invalid", "disabled",
                   "flowfiles_in", "bytes_in", "flowfiles_out", "bytes_out")
-_WINDOW_FIGURES = ("flowfiles_in", "bytes_in", "flowfiles_out", "bytes_out")
+_WINDOW_FIGURES = ("flowfiles_in", "bytes_in", "bytes_read", "bytes_written", "flowfiles_out", "bytes_out")
+#: The figures ``group_figures`` gives of each kind of component.
+_LIVE_FIGURES = {
+    "processors": ("run_status", "active_threads", *_WINDOW_FIGURES, "validation_errors"),
+    "connections": ("queued_count", "queued_bytes", "back_pressure_object_threshold",
+                    "back_pressure_data_size_threshold", "percent_use_count", "percent_use_bytes",
+                    "flowFilesAwaitingTransfer", "bytesAwaitingTransfer"),
+    "ports": ("kind", "run_status", "active_threads"),
+    "groups": _GROUP_FIGURES,
+}
 #: The part of a connection's queued figures held for other nodes: the engine's name → the API's.
 _AWAITING = {"awaiting_transfer_count": "flowFilesAwaitingTransfer", "awaiting_transfer_bytes": "bytesAwaitingTransfer"}
 
@@ -96,6 +105,21 @@ def visible_components(user, tenants: Iterable, within: ProcessGroup | None = No
     return visible
 
 
+def _thresholds(item: dict[str, Any]) -> dict[str, int]:
+    """A connection's back-pressure thresholds (0: none) from a node's answer."""
+    return {"back_pressure_object_threshold": int(item.get("back_pressure_object_threshold") or 0),
+            "back_pressure_data_size_threshold": int(item.get("back_pressure_data_size_threshold") or 0)}
+
+
+def _fill(item: dict[str, Any]) -> dict[str, int]:
+    """How full a connection is on one node, in percent of each back-pressure threshold (0 without
+    one); over the cluster the fullest node counts, as back pressure applies per node."""
+    limits = _thresholds(item)
+    count, size = limits["back_pressure_object_threshold"], limits["back_pressure_data_size_threshold"]
+    return {"percent_use_count": item["queued_count"] * 100 // count if count else 0,
+            "percent_use_bytes": item["queued_bytes"] * 100 // size if size else 0}
+
+
 def _merged_run_status(statuses: Iterable[str]) -> str:
     present = set(statuses)
     return next((status for status in _RUN_STATUS_ORDER if status in present), "Stopped")
@@ -145,12 +169,16 @@ class _Aggregate:
             entry = self.connections.setdefault(item["id"], {
                 "id": item["id"], "name": item["name"], "group_id": item["group_id"], "source_id": item["source_id"],
                 "destination_id": item["destination_id"], "queued_count": 0, "queued_bytes": 0,
-                **{name: 0 for name in _AWAITING.values()}, "nodes": []})
+                **{name: 0 for name in _AWAITING.values()}, **_thresholds(item), "percent_use_count": 0,
+                "percent_use_bytes": 0, "nodes": []})
             awaiting = {name: int(item.get(engine_name) or 0) for engine_name, name in _AWAITING.items()}
+            fill = _fill(item)
             entry["queued_count"] += item["queued_count"]
             entry["queued_bytes"] += item["queued_bytes"]
+            for name, value in fill.items():
+                entry[name] = max(entry[name], value)
             entry["nodes"].append({"node": node, "queued_count": item["queued_count"],
-                                   "queued_bytes": item["queued_bytes"], **awaiting, "full": item["full"]})
+                                   "queued_bytes": item["queued_bytes"], **awaiting, **fill, "full": item["full"]})
             figures["queued_count"] += item["queued_count"]
             figures["queued_bytes"] += item["queued_bytes"]
             for name, value in awaiting.items():
@@ -213,6 +241,25 @@ def cluster_status(user, tenants: Iterable, within: ProcessGroup | None = None) 
     if within is not None:
         answer["group"] = aggregate.groups.get(str(within.pk))
     return answer
+
+
+def group_figures(group_id, answers: NodeAnswers | None = None) -> dict[str, dict[str, Any]]:
+    """The figures over every connected node (in ``answers``, or asked now) of the process group
+    ``group_id`` and of each component directly in it, by component id; for no user in
+    particular (the caller shows each user only what the user may view). Processors, funnels and
+    ports, connections and child groups each give the figures their canvas shows
+    (``_LIVE_FIGURES``), without the per-node break-down (raises redis.RedisError)."""
+    answers = answers if answers is not None else ask_nodes()
+    ids = {str(pk) for pk in Component.objects.filter(Q(pk=group_id) | Q(parent=group_id)).values_list("pk", flat=True)}
+    aggregate = _Aggregate(ids)
+    for node, reply in sorted(answers.replies.items()):
+        if reply.ok and isinstance(reply.result, dict):
+            aggregate.add(node, reply.result)
+    figures: dict[str, dict[str, Any]] = {}
+    for kind, names in _LIVE_FIGURES.items():
+        for item in getattr(aggregate, kind).values():
+            figures[item["id"]] = {name: item[name] for name in names}
+    return figures
 
 
 def tenant_node_figures(tenants: Iterable) -> dict[str, dict[str, int]]:

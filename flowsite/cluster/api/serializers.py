@@ -108,6 +108,8 @@ class ProcessorStatusSerializer(serializers.Serializer):
     active_threads = serializers.IntegerField()
     flowfiles_in = serializers.IntegerField()
     bytes_in = serializers.IntegerField()
+    bytes_read = serializers.IntegerField(help_text="Bytes of content read in the last five minutes.")
+    bytes_written = serializers.IntegerField(help_text="Bytes of content written in the last five minutes.")
     flowfiles_out = serializers.IntegerField()
     bytes_out = serializers.IntegerField()
     validation_errors = serializers.ListField(child=serializers.CharField())
@@ -127,6 +129,13 @@ class ConnectionStatusSerializer(serializers.Serializer):
     flowFilesAwaitingTransfer = serializers.IntegerField(help_text="Of the FlowFiles queued, those held for another "
                                                                    "node (a load-balanced connection), not yet sent.")
     bytesAwaitingTransfer = serializers.IntegerField(help_text="Their size in bytes.")
+    back_pressure_object_threshold = serializers.IntegerField(help_text="Back pressure starts at this many FlowFiles "
+                                                                        "queued on a node (0: never).")
+    back_pressure_data_size_threshold = serializers.IntegerField(help_text="… or at this many bytes (0: never).")
+    percent_use_count = serializers.IntegerField(help_text="The fullest node's queued count in percent of the "
+                                                           "object threshold.")
+    percent_use_bytes = serializers.IntegerField(help_text="The fullest node's queued bytes in percent of the "
+                                                           "data size threshold.")
     nodes = serializers.ListField(child=serializers.DictField(), help_text="Each node's figures.")
 
 

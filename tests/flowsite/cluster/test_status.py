@@ -44,9 +44,13 @@ def test_status_is_aggregated_over_the_nodes_with_each_nodes_figures(cluster, de
     per_node = {n["node"]: n["queued_count"] for n in connection["nodes"]}
     assert set(per_node) == {"n1", "n2"} and all(count >= 2 for count in per_node.values())
     assert connection["queued_count"] == sum(per_node.values())
+    threshold = connection["back_pressure_object_threshold"]
+    assert threshold > 0 and connection["percent_use_count"] == max(count * 100 // threshold
+                                                                    for count in per_node.values())
     gen = next(p for p in body["processors"] if p["id"] == str(flow_a["gen"].pk))
     assert gen["run_status"] == "Running" and {n["run_status"] for n in gen["nodes"]} == {"Running"}
     assert gen["flowfiles_out"] == sum(n["flowfiles_out"] for n in gen["nodes"]) > 0
+    assert gen["bytes_written"] == sum(n["bytes_written"] for n in gen["nodes"]) > 0
     log = next(p for p in body["processors"] if p["id"] == str(flow_a["log"].pk))
     assert log["run_status"] == "Stopped"
     for node in body["nodes"]:
