@@ -23,7 +23,7 @@ from flowsite.api.lookup import scoped_access
 from flowsite.cluster.status import visible_components
 from flowsite.flows.access import VIEW
 from flowsite.flows.models import ProcessGroup
-from flowsite.live.groups import group_name
+from flowsite.flows.publish import group_name
 from flowsite.live.relay import relay
 
 __all__ = ["NOT_FOUND", "ProcessGroupConsumer"]

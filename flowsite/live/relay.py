@@ -24,7 +24,7 @@ from django.conf import settings
 
 from flowsite.cluster.redis import unreachable_message
 from flowsite.cluster.status import NO_NODE, ask_nodes, group_figures
-from flowsite.live.groups import group_name
+from flowsite.flows.publish import group_name
 
 __all__ = ["relay"]
 

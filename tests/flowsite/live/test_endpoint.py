@@ -17,7 +17,7 @@ from websockets.exceptions import InvalidStatus
 from flowsite.api.models import ApiToken
 from flowsite.flows import access
 from flowsite.flows.models import Component
-from flowsite.live.groups import group_name
+from flowsite.flows.publish import group_name
 from tests.flowsite.conftest import token_client
 from tests.flowsite.live.conftest import collect, receive, until_closed
 
@@ -107,12 +107,6 @@ def test_a_design_change_reaches_every_subscriber_of_the_group(web, tenant_a, ad
                                             {"name": "gen", "type": "GenerateFlowFile"}, format="json")
         assert answer.status_code == 201, answer.json()
         processor_id = answer.json()["id"]
-        # On this branch nothing sends the event yet: the actions layer (main) sends it on commit
-        # of the POST above. Sent here as it does; the test drops this send on merge, when the
-        # REST change alone must reach the socket.
-        async_to_sync(get_channel_layer().group_send)(group_name(root.pk), {
-            "type": "design.changed", "component": processor_id, "kind": "PROCESSOR", "operation": "Add",
-            "parent": str(root.pk)})
         for socket in (editor, watcher):
             design = collect(socket, 10, until=lambda got: any(m["type"] == "design" for m in got))
             assert {"type": "design", "component": processor_id, "kind": "PROCESSOR", "operation": "Add",

@@ -13,7 +13,7 @@ from channels.layers import get_channel_layer
 
 from flowsite.cluster.status import NO_NODE
 from flowsite.flows import access
-from flowsite.live.groups import group_name
+from flowsite.flows.publish import group_name
 from tests.flowsite.cluster.conftest import small_flow
 from tests.flowsite.conftest import token_client
 from tests.flowsite.live.conftest import collect, receive
