@@ -31,7 +31,7 @@ __all__ = ["NOT_FOUND", "ProcessGroupConsumer"]
 #: The close code of a group that does not exist, as far as this user may know.
 NOT_FOUND = 4404
 #: Design operations after which the set of components a user may view is computed again.
-_RESHAPING = {"Add", "Connect", "Remove"}
+_RESHAPING = {"Add", "Connect", "Remove", "Import", "RevertLocalChanges"}
 
 
 @database_sync_to_async
