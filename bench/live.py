@@ -29,7 +29,6 @@ import multiprocessing
 import os
 import random
 import shutil
-import socket
 import statistics
 import sys
 import tempfile
@@ -41,10 +40,9 @@ import psycopg
 import redis
 
 from bench.machine import describe_machine
-from tests.processes import OutputProcess, wait_until
-from tests.servers import RedisServer, free_port
+from tests.daphne import REPO_ROOT, daphne
+from tests.servers import RedisServer
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
 CLUSTER = "bench-live"
 CLUSTER_KEY = "bench-live-cluster-key"
 NIFI_REFRESH_SECONDS = 30.0
@@ -218,22 +216,10 @@ def main() -> None:
                                                          i == 0, stop), daemon=True) for i in range(args.nodes)]
     for peer in peers:
         peer.start()
-    port = free_port()
-    web = OutputProcess([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                         "flowsite.asgi:application"], cwd=REPO_ROOT, env=dict(os.environ))
-
-    def listening() -> bool:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        except OSError:
-            return False
-        return True
-
     try:
-        wait_until(listening, 60, "daphne listening")
-        result = asyncio.run(_measure(port, web.process.pid, group_id, secret, args.sockets, args.seconds))
+        with daphne(dict(os.environ), echo=False) as web:
+            result = asyncio.run(_measure(web.port, web.pid, group_id, secret, args.sockets, args.seconds))
     finally:
-        web.terminate()
         stop.set()
         for peer in peers:
             peer.join(5)
@@ -242,7 +228,7 @@ def main() -> None:
 
     latencies = sorted(result["latencies"])
     if not latencies:
-        sys.exit(f"no update reached the sockets; the web process said:\n{web.output[-3000:]}")
+        sys.exit("no update reached the sockets")
     p50 = statistics.median(latencies)
     p99 = latencies[min(len(latencies) - 1, int(len(latencies) * 0.99))]
     print(describe_machine(REPO_ROOT))

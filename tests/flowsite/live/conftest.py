@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,9 +17,9 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import ClientConnection, connect
 
 from tests.flowsite.cluster.conftest import cluster, deployed  # noqa: F401  (fixtures of these tests too)
-from tests.flowsite.deployment import REPO_ROOT, database_url_of_tests
-from tests.processes import OutputProcess, wait_until
-from tests.servers import free_port
+from tests.daphne import daphne
+from tests.flowsite.deployment import database_url_of_tests
+from tests.processes import OutputProcess
 
 #: The origin a browser of the site sends (ALLOWED_HOSTS holds 127.0.0.1 in development).
 SAME_ORIGIN = object()
@@ -78,29 +76,12 @@ def collect(socket: ClientConnection, seconds: float, until=None) -> list[dict]:
 
 
 @contextmanager
-def daphne(redis_url: str) -> Iterator[Web]:
+def web_process(redis_url: str) -> Iterator[Web]:
     """daphne serving the project on a free port, its database the tests', its Redis ``redis_url``."""
-    port = free_port()
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "flowsite.settings", "DATABASE_URL": database_url_of_tests(),
-           "REDIS_URL": redis_url, "FLOWSITE_CLUSTER": django_settings.FLOWSITE_CLUSTER}
-    server = OutputProcess([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                            "flowsite.asgi:application"], cwd=REPO_ROOT, env=env)
-
-    def listening() -> bool:
-        if not server.alive:
-            pytest.fail(f"daphne exited:\n{server.output}")
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        except OSError:
-            return False
-        return True
-
-    try:
-        wait_until(listening, what="daphne listening")
-        yield Web(port, server)
-    finally:
-        server.terminate()
-        print(server.output)  # shown when the test fails
+    env = {**os.environ, "DATABASE_URL": database_url_of_tests(), "REDIS_URL": redis_url,
+           "FLOWSITE_CLUSTER": django_settings.FLOWSITE_CLUSTER}
+    with daphne(env) as server:
+        yield Web(server.port, server.server)
 
 
 @pytest.fixture
@@ -117,12 +98,12 @@ def redis_url(transactional_db, cluster, settings) -> str:  # noqa: F811  (the f
 @pytest.fixture
 def web(redis_url) -> Iterator[Web]:
     """A web process."""
-    with daphne(redis_url) as server:
+    with web_process(redis_url) as server:
         yield server
 
 
 @pytest.fixture
 def another_web(redis_url, web) -> Iterator[Web]:
     """A second web process (a replica) on the same database and Redis."""
-    with daphne(redis_url) as server:
+    with web_process(redis_url) as server:
         yield server
