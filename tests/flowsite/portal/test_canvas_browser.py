@@ -107,3 +107,31 @@ def test_build_run_and_trim_a_flow_on_the_canvas(live_server, transactional_db):
         assert canvas_names(page) == ["GenerateFlowFile", "UpdateAttribute"]
         assert sorted(_processors(page, world.root)) == ["GenerateFlowFile", "UpdateAttribute"]
         assert len(_listing(page, world.root, "connections")) == 1
+
+
+        # figures pushed by the live socket show on the nodes
+        generate = _processors(page, world.root)["GenerateFlowFile"]["id"]
+        page.evaluate("(id) => window.flowsiteCanvas.applyStats({[id]: {flowfiles_out: 5, bytes_out: 2048, "
+                      "active_threads: 1}})", generate)
+        label = page.evaluate("(id) => window.flowsiteCanvas.cy.getElementById(id).data('label')", generate)
+        assert "Out 5 (2.0 KB)  Tasks 1" in label
+
+        # shift adds to the selection
+        click_node(page, "GenerateFlowFile")
+        click_node(page, "UpdateAttribute", shift=True)
+        assert page.evaluate("window.flowsiteCanvas.cy.$(':selected').length") == 2
+        expect(page.locator("#side-panel")).to_be_hidden()
+
+        # a child group: entered by a double click, left by the breadcrumb
+        drop_from_palette(page, "Process group", 160, 330)
+        expect(page.locator("#canvas-notice")).to_have_text("Added Process Group.")
+        canvas_settled(page)
+        (child,) = _listing(page, world.root, "process-groups")
+        page.mouse.dblclick(*canvas_point(page, "Process Group"))
+        expect(page).to_have_url(f"{live_server.url}/groups/{child['id']}/canvas")
+        expect(page.locator("h1")).to_have_text("Process Group")
+        canvas_settled(page)
+        page.locator("#canvas-breadcrumb").get_by_role("link", name="Acme").click()
+        expect(page).to_have_url(f"{live_server.url}/groups/{world.root.pk}/canvas")
+        canvas_settled(page)
+        assert canvas_names(page) == ["GenerateFlowFile", "Process Group", "UpdateAttribute"]
