@@ -26,9 +26,13 @@ export async function processorType(name) {
   return typeCache.get(name);
 }
 
+let rendering = 0;  // the latest panel asked for: an older one still loading is dropped
+
 export function closePanel() {
+  rendering += 1;
   panel.hidden = true;
   panel.replaceChildren();
+  delete panel.dataset.component;
 }
 
 function propertyInput(descriptor, resource) {
@@ -81,6 +85,8 @@ function connectionFields(resource, source) {
     names.length ? element("h3", {}, "Relationships") : [],
     names.map((name) => element("label", {class: "check"}, element("input", {
       type: "checkbox", "data-relationship": name, checked: resource.selectedRelationships.includes(name)}), ` ${name}`)),
+    resource.bends.length ? element("label", {class: "check"}, element("input", {type: "checkbox", "data-straighten": ""}),
+      ` Remove the ${resource.bends.length} bend point${resource.bends.length === 1 ? "" : "s"}`) : [],
   ];
 }
 
@@ -94,13 +100,16 @@ function formChanges(form, kind, resource) {
   if (kind === "CONNECTION" && form.querySelector("[data-relationship]")) {
     changes.selectedRelationships = [...form.querySelectorAll("[data-relationship]:checked")].map((i) => i.dataset.relationship);
   }
+  if (form.querySelector("[data-straighten]:checked")) changes.bends = [];
   return changes;
 }
 
 /** Show the side panel of ``resource`` (a ``kind``); ``saved(resource)`` follows a saved change,
  *  ``conflict()`` a 409 (another change came first). ``source`` is a connection's source resource. */
 export async function openPanel(kind, resource, {canModify, saved, conflict, source}) {
+  const ticket = ++rendering;
   const fields = kind === "PROCESSOR" ? await processorFields(resource) : kind === "CONNECTION" ? connectionFields(resource, source) : [];
+  if (ticket !== rendering) return;
   const form = element("form", {class: "panel-form"},
     kind === "FUNNEL" ? [] : element("div", {class: "field"}, element("label", {for: "panel-name"}, "Name"),
       element("input", {type: "text", id: "panel-name", name: "name", value: resource.name ?? ""})),

@@ -59,6 +59,19 @@ export function connectionLabel(resource, figures = {}) {
   return lines.filter(Boolean).join("\n");
 }
 
+/** A connection's bend points (absolute, as the flow definition keeps them) as Cytoscape's
+ *  segment weights (along source → target) and distances (across it). */
+function segments(edge) {
+  const source = edge.source().position(), target = edge.target().position();
+  const dx = target.x - source.x, dy = target.y - source.y;
+  const length = Math.hypot(dx, dy) || 1;
+  const points = edge.data("resource").bends;
+  return {
+    weights: points.map((p) => ((p.x - source.x) * dx + (p.y - source.y) * dy) / (length * length)),
+    distances: points.map((p) => ((p.y - source.y) * dx - (p.x - source.x) * dy) / length),
+  };
+}
+
 const STATE_COLOURS = {RUNNING: "#16a34a", STOPPED: "#64748b", DISABLED: "#cbd5e1"};
 
 /** The Cytoscape style sheet. */
@@ -82,6 +95,10 @@ export const STYLE = [
     "target-arrow-color": "#94a3b8", "label": "data(label)", "font-size": 10, "text-wrap": "wrap",
     "text-background-color": "#ffffff", "text-background-opacity": 1, "text-background-padding": 3,
     "text-border-width": 1, "text-border-color": "#cbd5e1", "text-border-opacity": 1,
+  }},
+  {selector: "edge[?bent]", style: {
+    "curve-style": "segments", "edge-distances": "node-position",
+    "segment-weights": (e) => segments(e).weights, "segment-distances": (e) => segments(e).distances,
   }},
   {selector: "edge:selected", style: {"line-color": "#2563eb", "target-arrow-color": "#2563eb", "width": 3}},
   {selector: ".ghost", style: {"opacity": 0.6, "label": "", "line-style": "dashed", "width": 2, "height": 2,

@@ -64,7 +64,8 @@ function draw(kind, resource) {
     const [source, target] = [endNode(resource.source), endNode(resource.destination)];
     if (!source || !target) return;
     if (existing.nonempty() && (existing.data("source") !== source || existing.data("target") !== target)) existing.remove();
-    const data = {id: resource.id, kind, resource, source, target, label: connectionLabel(resource, stats.get(resource.id))};
+    const data = {id: resource.id, kind, resource, source, target, bent: resource.bends.length > 0,
+                  label: connectionLabel(resource, stats.get(resource.id))};
     if (cy.getElementById(resource.id).nonempty()) cy.getElementById(resource.id).data(data);
     else cy.add({group: "edges", data});
   } else if (existing.nonempty()) {
@@ -183,6 +184,15 @@ function savePosition(node) {
   attempt(async () => node.data("resource", await update(resource, {position: topLeft(node)})));
 }
 
+/** Add a bend point to a connection where it was double-clicked (kept in order along the line). */
+function addBend(edge, point) {
+  const resource = edge.data("resource");
+  const source = edge.source().position();
+  const along = (p) => Math.hypot(p.x - source.x, p.y - source.y);
+  const bends = [...resource.bends, {x: Math.round(point.x), y: Math.round(point.y)}].sort((a, b) => along(a) - along(b));
+  attempt(async () => redraw("CONNECTION", await update(resource, {bends})));
+}
+
 async function connect(sourceNode, destinationNode) {
   const [source, destination] = [sourceNode.data("resource"), destinationNode.data("resource")];
   if (!DESTINATIONS.has(destinationNode.data("kind"))) return say("Connect to a processor, a funnel or an output port.");
@@ -262,10 +272,17 @@ function showPanel(element) {
   }).catch((error) => say(describe(error)));
 }
 
+let selectionTimer;
+
+/** After a selection settles: the panel of the one component selected (kept as it is, with what
+ *  is typed in it, when it already shows that one), else none. */
 function onSelectionChange() {
-  const selected = cy.$(":selected");
-  if (selected.length === 1) showPanel(selected[0]);
-  else closePanel();
+  clearTimeout(selectionTimer);
+  selectionTimer = setTimeout(() => {
+    const selected = cy.$(":selected");
+    if (selected.length !== 1) closePanel();
+    else if (document.getElementById("side-panel").dataset.component !== selected.id()) showPanel(selected[0]);
+  });
 }
 
 function placeHandle(node) {
@@ -300,11 +317,12 @@ function dragConnection(event) {
 }
 
 function wire() {
-  cy.on("select unselect", () => setTimeout(onSelectionChange));
+  cy.on("select unselect", onSelectionChange);
   cy.on("dragfree", "node", (e) => savePosition(e.target));
   cy.on("dbltap", "node[kind = 'PROCESS_GROUP']", (e) => {
     location.href = app.dataset.canvasUrl.replace(groupId, e.target.id());
   });
+  if (canModify) cy.on("dbltap", "edge", (e) => addBend(e.target, e.position));
   cy.on("pan zoom drag", () => { handle.hidden = true; });
   new ResizeObserver(() => cy.resize()).observe(cy.container());
   if (canModify) {

@@ -28,6 +28,14 @@ def _listing(page, group, collection: str) -> list[dict]:
     return answer.json()["results"]
 
 
+def _put(page, uri: str, body: dict) -> None:
+    """Change a component through the REST API with the page's session, as another client would."""
+    token = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
+    answer = page.request.put(f"{page.url.split('/groups/')[0]}{uri}", data=body,
+                              headers={"X-CSRFToken": token, "Referer": page.url})
+    assert answer.ok, answer.text()
+
+
 def _processors(page, group) -> dict[str, dict]:
     return {item["name"]: item for item in _listing(page, group, "processors")}
 
@@ -60,6 +68,21 @@ def test_build_run_and_trim_a_flow_on_the_canvas(live_server, transactional_db):
         page.get_by_role("button", name="Add connection").click()
         expect(page.locator("#relationship-dialog")).to_be_hidden()
         canvas_settled(page)
+
+        # a double click on a connection bends it there; bends saved elsewhere are drawn where they are
+        x, y = canvas_point(page, "UpdateAttribute")
+        page.mouse.dblclick(x, y + 75)  # a quarter of the way down to LogAttribute
+        canvas_settled(page)
+        (bent,) = [c for c in _listing(page, world.root, "connections") if c["bends"]]
+        assert bent["destination"]["name"] == "LogAttribute"
+        assert bent["bends"] == [pytest.approx({"x": 480, "y": 195}, abs=1.5)]
+        _put(page, bent["uri"], {"revision": bent["revision"], "bends": [{"x": 600, "y": 230}]})
+        page.evaluate("(id) => window.flowsiteCanvas.applyDesignChange({id, kind: 'CONNECTION'})", bent["id"])
+        drawn = page.wait_for_function("""(id) => {  // Cytoscape lays the line out on its next frame
+            const points = window.flowsiteCanvas.cy.getElementById(id).segmentPoints();
+            return points?.length === 1 && Math.abs(points[0].x - 600) < 1 && points;
+        }""", arg=bent["id"]).json_value()
+        assert drawn == [pytest.approx({"x": 600, "y": 230}, abs=0.5)]
 
         click_node(page, "GenerateFlowFile")
         panel = page.locator("#side-panel")
