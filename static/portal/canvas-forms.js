@@ -151,12 +151,22 @@ export async function pickProcessorType() {
   });
 }
 
-/** Ask which relationships a new connection carries, then create it; ``create(relationships)``
- *  posts it (throwing the API's error, shown in the dialog). True once created. */
-export function pickRelationships(source, destination, create) {
+function portChoice(id, label, ports) {
+  return element("div", {class: "field"}, element("label", {for: id}, label),
+    element("select", {id}, ports.map((port) => element("option", {value: port.id}, port.name))));
+}
+
+/** Ask which relationships a new connection carries (and, for an end that is a child group, which
+ *  of its ports: ``ports.from`` its output ports, ``ports.to`` its input ports), then create it;
+ *  ``create({relationships, sourceId, destinationId})`` posts it (throwing the API's error, shown
+ *  in the dialog). True once created. */
+export function pickRelationships(source, destination, create, ports = {}) {
   const dialog = document.getElementById("relationship-dialog");
   const errors = document.getElementById("relationship-errors");
   document.getElementById("relationship-ends").textContent = `${source.name || "source"} ➜ ${destination.name || "destination"}`;
+  document.getElementById("port-options").replaceChildren(
+    ports.from ? portChoice("from-port", "From output port", ports.from) : [],
+    ports.to ? portChoice("to-port", "To input port", ports.to) : []);
   const fieldset = document.getElementById("relationship-options");
   const names = (source.relationships || []).map((r) => r.name);
   fieldset.hidden = names.length === 0;
@@ -170,7 +180,9 @@ export function pickRelationships(source, destination, create) {
       event.preventDefault();
       if (event.submitter?.value === "cancel") return finish(false);
       try {
-        await create([...fieldset.querySelectorAll("input:checked")].map((i) => i.value));
+        await create({relationships: [...fieldset.querySelectorAll("input:checked")].map((i) => i.value),
+                      sourceId: document.getElementById("from-port")?.value ?? source.id,
+                      destinationId: document.getElementById("to-port")?.value ?? destination.id});
         finish(true);
       } catch (error) {
         errors.replaceChildren(...describe(error).map((line) => element("li", {}, line)));

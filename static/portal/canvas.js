@@ -17,8 +17,8 @@ const POLL_SECONDS = 5;
 // The API collection of each kind of component in a group.
 const COLLECTIONS = {PROCESSOR: "processors", FUNNEL: "funnels", INPUT_PORT: "input-ports",
                      OUTPUT_PORT: "output-ports", PROCESS_GROUP: "process-groups", CONNECTION: "connections"};
-const SOURCES = new Set(["PROCESSOR", "FUNNEL", "INPUT_PORT"]);
-const DESTINATIONS = new Set(["PROCESSOR", "FUNNEL", "OUTPUT_PORT"]);
+const SOURCES = new Set(["PROCESSOR", "FUNNEL", "INPUT_PORT", "PROCESS_GROUP"]);
+const DESTINATIONS = new Set(["PROCESSOR", "FUNNEL", "OUTPUT_PORT", "PROCESS_GROUP"]);
 
 const cy = cytoscape({
   container: document.getElementById("canvas-graph"), style: STYLE, wheelSensitivity: 0.3,
@@ -193,16 +193,32 @@ function addBend(edge, point) {
   attempt(async () => redraw("CONNECTION", await update(resource, {bends})));
 }
 
+/** The ports of a child group a connection may use: its output ports as a source, its input
+ *  ports as a destination. */
+async function groupPorts(node, collection) {
+  const ports = await listAll(`process-groups/${node.id()}/${collection}`);
+  if (!ports.length) throw new Error(`${node.data("resource").name} has no ${collection.replace("-", " ")}`);
+  return ports;
+}
+
 async function connect(sourceNode, destinationNode) {
   const [source, destination] = [sourceNode.data("resource"), destinationNode.data("resource")];
-  if (!DESTINATIONS.has(destinationNode.data("kind"))) return say("Connect to a processor, a funnel or an output port.");
-  await pickRelationships(source, destination, async (relationships) => {
-    const body = {revision: {version: 0, clientId},
-                  source: {id: source.id}, destination: {id: destination.id}};
+  if (!DESTINATIONS.has(destinationNode.data("kind"))) {
+    return say("Connect to a processor, a funnel, an output port or a process group.");
+  }
+  const ports = {};
+  try {
+    if (sourceNode.data("kind") === "PROCESS_GROUP") ports.from = await groupPorts(sourceNode, "output-ports");
+    if (destinationNode.data("kind") === "PROCESS_GROUP") ports.to = await groupPorts(destinationNode, "input-ports");
+  } catch (error) {
+    return say(describe(error));
+  }
+  await pickRelationships(source, destination, async ({relationships, sourceId, destinationId}) => {
+    const body = {revision: {version: 0, clientId}, source: {id: sourceId}, destination: {id: destinationId}};
     if (source.relationships) body.selectedRelationships = relationships;
     await api("POST", `process-groups/${groupId}/connections`, body);
     say(`Connected ${source.name} to ${destination.name}.`, "ok");
-  });
+  }, ports);
   await reload();  // the ends' validation changes with their connections
 }
 

@@ -154,7 +154,20 @@ def test_build_run_and_trim_a_flow_on_the_canvas(live_server, transactional_db):
         expect(page).to_have_url(f"{live_server.url}/groups/{child['id']}/canvas")
         expect(page.locator("h1")).to_have_text("Process Group")
         canvas_settled(page)
+        drop_from_palette(page, "Input port", 160, 120)
+        expect(page.locator("#canvas-notice")).to_have_text("Added input.")
         page.locator("#canvas-breadcrumb").get_by_role("link", name="Acme").click()
         expect(page).to_have_url(f"{live_server.url}/groups/{world.root.pk}/canvas")
         canvas_settled(page)
         assert canvas_names(page) == ["GenerateFlowFile", "Process Group", "UpdateAttribute"]
+
+        # a connection into a child group goes to one of its input ports
+        start_connection(page, "UpdateAttribute", "Process Group")
+        expect(page.locator("#to-port option")).to_have_text(["input"])
+        page.get_by_role("button", name="Add connection").click()
+        expect(page.locator("#canvas-notice")).to_have_text("Connected UpdateAttribute to Process Group.")
+        canvas_settled(page)
+        (into,) = [c for c in _listing(page, world.root, "connections") if c["destination"]["type"] == "INPUT_PORT"]
+        assert (into["source"]["name"], into["destination"]["groupId"]) == ("UpdateAttribute", child["id"])
+        assert page.evaluate("(id) => window.flowsiteCanvas.cy.getElementById(id).target().id()", into["id"]) \
+            == child["id"]
