@@ -241,27 +241,44 @@ const RUN_CHANGES = {  // action → [the state asked for, the states it applies
   enable: ["STOPPED", ["DISABLED"]], disable: ["DISABLED", ["STOPPED"]],
 };
 
+/** The processors (resources) of group ``id`` and of every group inside it. */
+async function processorsWithin(id) {
+  const [own, groups] = await Promise.all([listAll(`process-groups/${id}/processors`),
+                                           listAll(`process-groups/${id}/process-groups`)]);
+  return own.concat(...await Promise.all(groups.map((group) => processorsWithin(group.id))));
+}
+
+/** What an action on the selection applies to: the processors selected and every processor inside
+ *  the groups selected. */
+async function selectedProcessors() {
+  const selected = cy.$("node:selected");
+  const inside = await Promise.all(selected.filter("[kind = 'PROCESS_GROUP']").map((group) => processorsWithin(group.id())));
+  return selected.filter("[kind = 'PROCESSOR']").map((node) => node.data("resource")).concat(...inside);
+}
+
+function count(processors) {
+  return `${processors.length} processor${processors.length === 1 ? "" : "s"}`;
+}
+
+/** Start, stop, enable or disable ``processors`` (a promise of resources) where it applies. */
 async function changeRunState(action, processors) {
   const [state, from] = RUN_CHANGES[action];
   await attempt(async () => {
-    const changing = processors.filter((p) => from.includes(p.data("resource").state));
-    for (const node of changing) {
-      const answer = await api("PUT", `${node.data("resource").uri}/run-status`, {revision: revision(node.data("resource")), state});
-      redraw("PROCESSOR", answer);
+    const changing = (await processors).filter((processor) => from.includes(processor.state));
+    for (const processor of changing) {
+      const answer = await api("PUT", `${processor.uri}/run-status`, {revision: revision(processor), state});
+      if (cy.getElementById(answer.id).nonempty()) redraw("PROCESSOR", answer);
     }
-    say(`${action[0].toUpperCase()}${action.slice(1)}: ${changing.length} processor${changing.length === 1 ? "" : "s"}.`, "ok");
+    say(`${action[0].toUpperCase()}${action.slice(1)}: ${count(changing)}.`, "ok");
   });
 }
 
 async function terminate(processors) {
   await attempt(async () => {
-    for (const node of processors) await api("POST", `${node.data("resource").uri}/terminate`);
-    say(`Terminated the tasks of ${processors.length} processor${processors.length === 1 ? "" : "s"}.`, "ok");
+    const stopping = await processors;
+    for (const processor of stopping) await api("POST", `${processor.uri}/terminate`);
+    say(`Terminated the tasks of ${count(stopping)}.`, "ok");
   });
-}
-
-function selectedProcessors() {
-  return cy.$("node:selected").filter((n) => n.data("kind") === "PROCESSOR").toArray();
 }
 
 const ACTIONS = {
@@ -271,8 +288,8 @@ const ACTIONS = {
   disable: () => changeRunState("disable", selectedProcessors()),
   terminate: () => terminate(selectedProcessors()),
   delete: deleteSelection,
-  "start-group": () => changeRunState("start", cy.nodes("[kind = 'PROCESSOR']").toArray()),
-  "stop-group": () => changeRunState("stop", cy.nodes("[kind = 'PROCESSOR']").toArray()),
+  "start-group": () => changeRunState("start", processorsWithin(groupId)),
+  "stop-group": () => changeRunState("stop", processorsWithin(groupId)),
   fit: () => cy.fit(undefined, 40),
 };
 

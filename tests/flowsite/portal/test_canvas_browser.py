@@ -122,6 +122,11 @@ def test_build_run_and_trim_a_flow_on_the_canvas(live_server, transactional_db):
         page.get_by_role("button", name="Stop", exact=True).click()
         expect(page.locator("#canvas-notice")).to_have_text("Stop: 1 processor.")
         assert _processors(page, world.root)["GenerateFlowFile"]["state"] == "STOPPED"
+        page.get_by_role("button", name="Start", exact=True).click()
+        expect(page.locator("#canvas-notice")).to_have_text("Start: 1 processor.")
+        page.get_by_role("button", name="Stop all").click()  # the whole group
+        expect(page.locator("#canvas-notice")).to_have_text("Stop: 1 processor.")
+        assert _processors(page, world.root)["GenerateFlowFile"]["state"] == "STOPPED"
 
         # delete a processor: its connection goes with it
         click_node(page, "LogAttribute")
