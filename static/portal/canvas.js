@@ -76,6 +76,15 @@ function draw(kind, resource) {
   }
 }
 
+/** Show every component, never enlarged past their own size. */
+function fitAll() {
+  cy.fit(undefined, 40);
+  if (cy.zoom() > 1) {
+    cy.zoom(1);
+    cy.center();
+  }
+}
+
 /** Read the whole group again and draw it (the selection and the view are kept). */
 async function reload() {
   const kinds = Object.keys(COLLECTIONS);
@@ -86,7 +95,8 @@ async function reload() {
     kinds.forEach((kind, i) => kind !== "CONNECTION" && lists[i].forEach((r) => draw(kind, r)));
     lists[kinds.indexOf("CONNECTION")].forEach((r) => draw("CONNECTION", r));
   });
-  if (!loaded && cy.nodes().nonempty()) cy.fit(undefined, 40) && cy.zoom() > 1 && cy.zoom(1);
+  handle.hidden = true;  // its node may be gone
+  if (!loaded && cy.nodes().nonempty()) fitAll();
   loaded = true;
   app.dataset.loaded = "true";
 }
@@ -290,7 +300,7 @@ const ACTIONS = {
   delete: deleteSelection,
   "start-group": () => changeRunState("start", processorsWithin(groupId)),
   "stop-group": () => changeRunState("stop", processorsWithin(groupId)),
-  fit: () => cy.fit(undefined, 40),
+  fit: fitAll,
 };
 
 // ---------------------------------------------------------------------------- interaction
@@ -355,10 +365,10 @@ function wire() {
   cy.on("dbltap", "node[kind = 'PROCESS_GROUP']", (e) => {
     location.href = app.dataset.canvasUrl.replace(groupId, e.target.id());
   });
-  if (canModify) cy.on("dbltap", "edge", (e) => addBend(e.target, e.position));
   cy.on("pan zoom drag", () => { handle.hidden = true; });
   new ResizeObserver(() => cy.resize()).observe(cy.container());
   if (canModify) {
+    cy.on("dbltap", "edge", (e) => addBend(e.target, e.position));
     cy.on("mouseover", "node", (e) => SOURCES.has(e.target.data("kind")) && placeHandle(e.target));
     handle.addEventListener("mousedown", dragConnection);
     const graph = cy.container();

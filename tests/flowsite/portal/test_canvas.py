@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.contrib.staticfiles import finders
 
+from flowsite.flows import access as policies
+
 from tests.flowsite.portal.conftest import logged_in
 
 
@@ -29,3 +31,10 @@ def test_another_tenants_canvas_is_not_found(tenant_a, tenant_b):
 def test_the_canvas_needs_a_login(client, tenant_a):
     answer = client.get(f"/groups/{tenant_a.root.pk}/canvas")
     assert answer.status_code == 302 and answer.url.startswith("/login/")
+
+
+def test_a_viewer_gets_no_palette_and_no_buttons_that_change_the_flow(tenant_a):
+    viewer = logged_in(tenant_a.member("viewer", root_policies=(policies.VIEW,)))
+    html = viewer.get(f"/groups/{tenant_a.root.pk}/canvas").content.decode()
+    assert 'data-can-modify="false"' in html and 'data-can-operate="false"' in html
+    assert "palette-item" not in html and 'data-action="delete"' not in html and 'data-action="start"' not in html
