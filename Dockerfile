@@ -1,6 +1,12 @@
 # One image for every Flowsite process: web (daphne, the default command), jobs (celery), nodes
 # (manage.py runnode) and the Spark master and worker (pyspark's spark-class). compose.yaml sets the
 # command of each service.
+# The portal's browser library (package-lock.json), installed apart so the image holds no Node.js.
+FROM node:20-bookworm-slim AS browser-libraries
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+
 FROM python:3.11-slim-bookworm
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
@@ -20,6 +26,7 @@ COPY requirements.txt .
 RUN pip install -r requirements.txt
 
 COPY . .
+COPY --from=browser-libraries /app/node_modules ./node_modules
 # The keys only let the production settings load; collectstatic signs nothing.
 RUN FLOWSITE_ENV=production SECRET_KEY=build-time-only FLOWSITE_SENSITIVE_KEY=build-time-only \
     python manage.py collectstatic --noinput

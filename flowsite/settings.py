@@ -391,7 +391,9 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / ".local" / "static"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+#: The portal's own files, and the browser library the canvas loads (installed by npm from
+#: package-lock.json: scripts/up, scripts/test and the Dockerfile run ``npm ci``).
+STATICFILES_DIRS = [BASE_DIR / "static", ("vendor/cytoscape", BASE_DIR / "node_modules" / "cytoscape" / "dist")]
 #: Directories of the platform an operator may not grant a tenant (besides BASE_DIR and STATIC_ROOT).
 FLOWSITE_PLATFORM_DIRS = [item.strip() for item in (_env("FLOWSITE_PLATFORM_DIRS") or "").split(",") if item.strip()]
 STORAGES = {

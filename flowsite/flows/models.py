@@ -209,6 +209,12 @@ class Connection(Component):
     class Meta:
         default_permissions = ()
 
+    @property
+    def bends(self) -> list[dict]:
+        """The bend points of the connection's line on the canvas (``[{x, y}]``): the flow
+        definition's ``bends``, kept with the fields Flowsite does not model."""
+        return self.extra.get("bends", [])
+
 
 class FlowVersion(models.Model):
     """A committed version of a process group: its flow definition (versioned identifiers,

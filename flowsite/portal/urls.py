@@ -4,6 +4,7 @@ from django.urls import path
 
 from flowsite.portal.views import (
     auth,
+    canvas,
     cluster,
     connections,
     endpoints,
@@ -24,6 +25,7 @@ urlpatterns = [
     path("tenant", tenants.switch, name="switch-tenant"),
 
     path("groups/<uuid:pk>/", groups.detail, name="group"),
+    path("groups/<uuid:pk>/canvas", canvas.canvas, name="group-canvas"),
     path("groups/<uuid:pk>/groups", groups.create_child, name="group-create-child"),
     path("groups/<uuid:pk>/delete", groups.delete, name="group-delete"),
     path("groups/<uuid:pk>/processors/new", processors.new, name="processor-new"),

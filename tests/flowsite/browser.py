@@ -33,6 +33,9 @@ def chromium_page() -> Iterator[Page]:
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             page.set_default_timeout(15_000)
+            # shown with a failing test's output
+            page.on("pageerror", lambda error: print(f"page error: {error}"))
+            page.on("console", lambda message: message.type == "error" and print(f"console: {message.text}"))
             yield page
         finally:
             browser.close()
@@ -44,3 +47,64 @@ def log_in(page: Page, username: str, tenant_name: str) -> None:
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()
     expect(page.locator("h1")).to_have_text(tenant_name)
+
+
+# ---------------------------------------------------------------------------- the canvas
+
+def canvas_settled(page: Page) -> None:
+    """Wait until the canvas has drawn its group and no API request of it is under way."""
+    app = page.locator("#canvas-app")
+    expect(app).to_have_attribute("data-loaded", "true")
+    expect(app).to_have_attribute("data-pending", "0")
+
+
+def canvas_point(page: Page, name: str) -> tuple[float, float]:
+    """Where on the page the centre of the canvas node named ``name`` is drawn."""
+    return tuple(page.evaluate("""(name) => {
+        const {cy} = window.flowsiteCanvas;
+        const node = cy.nodes().filter((n) => n.data("resource")?.name === name)[0];
+        if (!node) throw new Error(`no node named ${name}`);
+        const point = node.renderedPosition(), container = cy.container();
+        const box = container.getBoundingClientRect();
+        return [box.left + container.clientLeft + point.x, box.top + container.clientTop + point.y];
+    }""", name))
+
+
+def canvas_names(page: Page) -> list[str]:
+    """The names of the canvas's nodes, sorted."""
+    return page.evaluate("window.flowsiteCanvas.cy.nodes().map((n) => n.data('resource').name).sort()")
+
+
+def drop_from_palette(page: Page, item: str, x: float, y: float) -> None:
+    """Drag the palette's ``item`` onto the canvas at (x, y) from the canvas's top left corner
+    (inside its border: where the graph's coordinates start)."""
+    graph = page.locator("#canvas-graph")
+    border = graph.evaluate("(element) => element.clientLeft")
+    page.locator(".palette-item", has_text=item).drag_to(graph, target_position={"x": x + border, "y": y + border})
+
+
+def drag_on_canvas(page: Page, start: tuple[float, float], end: tuple[float, float]) -> None:
+    """Press the mouse at ``start``, move it in steps to ``end`` and release it."""
+    page.mouse.move(*start)
+    page.mouse.down()
+    page.mouse.move(*end, steps=8)
+    page.mouse.up()
+
+
+def click_node(page: Page, name: str, *, shift: bool = False) -> None:
+    """Click the canvas node ``name`` (adding it to the selection with ``shift``)."""
+    if shift:
+        page.keyboard.down("Shift")
+    page.mouse.click(*canvas_point(page, name))
+    if shift:
+        page.keyboard.up("Shift")
+
+
+def start_connection(page: Page, source: str, destination: str) -> None:
+    """Drag from ``source``'s connect handle onto ``destination``: the relationship picker opens."""
+    page.mouse.move(*canvas_point(page, source))
+    handle = page.locator("#connect-handle")
+    expect(handle).to_be_visible()
+    box = handle.bounding_box()
+    drag_on_canvas(page, (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2), canvas_point(page, destination))
+    expect(page.locator("#relationship-dialog")).to_be_visible()

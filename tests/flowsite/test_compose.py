@@ -282,9 +282,17 @@ def test_the_spark_worker_sees_the_nodes_staging_and_analytics_directories_at_th
 
 
 def dockerfile_instruction(keyword: str) -> str:
-    lines = (REPO_ROOT / "Dockerfile").read_text().splitlines()
+    """The argument of ``keyword`` in the image's own (last) stage, where it must be given once."""
+    stages = (REPO_ROOT / "Dockerfile").read_text().split("\nFROM ")
+    lines = ("FROM " + stages[-1]).splitlines()
     (line,) = [line for line in lines if line.startswith(keyword + " ")]
     return line[len(keyword) + 1:]
+
+
+def test_dockerfile_installs_the_browser_libraries_from_the_lock_file():
+    dockerfile = (REPO_ROOT / "Dockerfile").read_text()
+    assert "COPY package.json package-lock.json ./" in dockerfile and "RUN npm ci" in dockerfile
+    assert dockerfile.index("COPY --from=browser-libraries") < dockerfile.index("collectstatic")
 
 
 def test_dockerfile_serves_what_the_web_service_serves():
@@ -320,7 +328,8 @@ def test_dockerignore_keeps_local_state_out_and_the_sources_in():
     def ignored(path: str) -> bool:
         return any(fnmatch.fnmatch(path, pattern) or path.startswith(pattern + "/") for pattern in patterns)
 
-    for path in [".env", ".venv", ".local", ".data", ".git", "bench/out", "engine/__pycache__/x.pyc"]:
+    for path in [".env", ".venv", ".local", ".data", ".git", "bench/out", "engine/__pycache__/x.pyc",
+                 "node_modules/cytoscape/package.json"]:
         assert ignored(path), path
     for path in ["manage.py", "requirements.txt", "engine/node.py", "flowsite/settings.py",
                  "workers/management/commands/runnode.py", "static/.gitkeep"]:

@@ -7,7 +7,7 @@ from rest_framework import serializers
 
 from engine.flow.model import LOAD_BALANCE_COMPRESSIONS, LOAD_BALANCE_STRATEGIES
 from engine.queue import UnknownPrioritizerError, resolve_prioritizer
-from flowsite.api.serializers.common import ComponentSerializer, data_size_field, duration_field
+from flowsite.api.serializers.common import ComponentSerializer, PositionSerializer, data_size_field, duration_field
 from flowsite.api.serializers.processors import processor_class
 from flowsite.flows.models import Component, Connection, Kind, Processor
 
@@ -79,6 +79,8 @@ class ConnectionSerializer(ComponentSerializer):
     partitioningAttribute = serializers.CharField(max_length=200, required=False, allow_blank=True,
                                                   source="partitioning_attribute",
                                                   help_text="The attribute PARTITION_BY_ATTRIBUTE partitions by.")
+    bends = serializers.ListField(child=PositionSerializer(), required=False, max_length=100,
+                                  help_text="Bend points of the connection's line on the canvas, in order.")
     loadBalanceCompression = _choice(LOAD_BALANCE_COMPRESSIONS, "What load balancing compresses on the wire "
                                      "(DO_NOT_COMPRESS).", "load_balance_compression")
 
@@ -172,6 +174,8 @@ class ConnectionSerializer(ComponentSerializer):
                 setattr(connection, field, data[field])
         if "selected_relationships" in data:
             connection.selected_relationships = sorted(set(data["selected_relationships"]))
+        if "bends" in data:
+            connection.extra = {**connection.extra, "bends": [dict(bend) for bend in data["bends"]]}
 
 
 def _relationships(component: Component) -> list[str] | None:

@@ -191,3 +191,17 @@ def test_a_connection_makes_its_ends_valid(api_a, flow_a):
     errors = api_a.get(f"{API}processors/{flow_a.gen.pk}").json()["validationErrors"]
     assert errors == [{"property": None, "message": "relationship 'success' is neither connected nor auto-terminated"}]
     assert Processor.objects.filter(pk=flow_a.gen.pk).exists()
+
+
+def test_bend_points_are_kept_in_the_flow_definition(api_a, flow_a):
+    url = f"{API}connections/{flow_a.conn.pk}"
+    assert api_a.get(url).json()["bends"] == []
+    bent = api_a.put(url, {"revision": {"version": 0}, "bends": [{"x": 10, "y": 20.5}, {"x": -4, "y": 0}]},
+                     format="json")
+    assert bent.status_code == 200, bent.content
+    assert bent.json()["bends"] == [{"x": 10.0, "y": 20.5}, {"x": -4.0, "y": 0.0}]
+    definition = api_a.get(f"{API}process-groups/{flow_a.root.pk}/flow-definition").json()
+    (connection,) = [c for c in definition["flowContents"]["connections"] if c["name"] == flow_a.conn.name]
+    assert connection["bends"] == [{"x": 10.0, "y": 20.5}, {"x": -4.0, "y": 0.0}]
+    refused = assert_error(api_a.put(url, {"revision": {"version": 1}, "bends": [{"x": 1}]}, format="json"), 400)
+    assert "$.bends[0].y" in problems_by_path(refused)
