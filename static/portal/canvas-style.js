@@ -21,6 +21,15 @@ function figure(count, size) {
   return count === undefined ? "–" : `${count.toLocaleString()} (${bytes(size || 0)})`;
 }
 
+function amount(size) {
+  return size === undefined ? "–" : bytes(size);
+}
+
+/** A back-pressure fill: the nodes' own (the fullest node's percentage) when they sent it. */
+function fill(reported, part, whole) {
+  return reported !== undefined ? `${reported}%` : percent(part, whole);
+}
+
 function percent(part, whole) {
   return part !== undefined && whole ? `${Math.min(100, Math.round((100 * part) / whole))}%` : "–";
 }
@@ -31,9 +40,10 @@ export function nodeLabel(kind, resource, figures = {}) {
   if (kind === "PROCESSOR") {
     const problems = resource.validationErrors.length;
     return [
-      resource.name, `${resource.type} · ${resource.state}`,
+      resource.name, `${resource.type} · ${figures.run_status || resource.state}`,
       problems ? `⚠ ${problems} problem${problems === 1 ? "" : "s"}` : "✓ valid",
-      `In ${figure(figures.flowfiles_in, figures.bytes_in)}  Read –  Written –`,
+      `In ${figure(figures.flowfiles_in, figures.bytes_in)}  Read ${amount(figures.bytes_read)}  ` +
+      `Written ${amount(figures.bytes_written)}`,
       `Out ${figure(figures.flowfiles_out, figures.bytes_out)}  Tasks ${figures.active_threads ?? "–"}`,
     ].join("\n");
   }
@@ -51,8 +61,8 @@ export function nodeLabel(kind, resource, figures = {}) {
 export function connectionLabel(resource, figures = {}) {
   const lines = [resource.name || resource.selectedRelationships.join(", ")];
   lines.push(`Queued ${figure(figures.queued_count, figures.queued_bytes)}`);
-  lines.push(`Fill ${percent(figures.queued_count, resource.backPressureObjectThreshold)} · ` +
-             `${percent(figures.queued_bytes, parseSize(resource.backPressureDataSizeThreshold))}`);
+  lines.push(`Fill ${fill(figures.percent_use_count, figures.queued_count, resource.backPressureObjectThreshold)} · ` +
+             `${fill(figures.percent_use_bytes, figures.queued_bytes, parseSize(resource.backPressureDataSizeThreshold))}`);
   if (figures.flowFilesAwaitingTransfer) {
     lines.push(`↔ ${figure(figures.flowFilesAwaitingTransfer, figures.bytesAwaitingTransfer)} awaiting transfer`);
   }

@@ -1,11 +1,13 @@
 // The canvas: a process group drawn as a graph with Cytoscape.js, read and changed through the
-// REST API. Live figures and design changes come in through applyStats / applyDesignChange (the
-// WebSocket client calls them and setSocketConnected); without a socket the figures are polled.
+// REST API. Live figures and other users' design changes come over the group's WebSocket
+// (live.js) into applyStats / applyDesignChange; only while the socket is down are the figures
+// polled.
 
 import cytoscape from "../vendor/cytoscape/cytoscape.esm.min.mjs";
 import {api, clientId, describe, listAll, remove, revision, update} from "./canvas-api.js";
 import {closePanel, openPanel, pickProcessorType, pickRelationships} from "./canvas-forms.js";
 import {SIZES, connectionLabel, nodeLabel, STYLE} from "./canvas-style.js";
+import {LiveGroup} from "./live.js";
 
 const app = document.getElementById("canvas-app");
 const groupId = app.dataset.group;
@@ -393,8 +395,32 @@ function wire() {
   });
 }
 
+/** The group's socket: figures and other users' design changes pushed; after a drop (the web
+ *  process restarted, say) it reconnects and the page reloads the design it may have missed. */
+function goLive() {
+  let dropped = false;
+  app.dataset.live = "connecting";
+  return new LiveGroup(groupId, {
+    stats: (message) => applyStats(message.components),
+    design: (message) => applyDesignChange({id: message.component, kind: message.kind,
+                                            groupId: message.component === groupId ? groupId : message.parent})
+      .catch((error) => say(describe(error))),
+    cluster: (message) => { app.dataset.cluster = message.reachable ? "reachable" : "unreachable"; },
+    state: (state) => {
+      app.dataset.live = state;
+      setSocketConnected(state === "open");
+      if (state === "retrying") dropped = true;
+      if (state === "open" && dropped) {
+        dropped = false;
+        reload().catch((error) => say(describe(error)));
+      }
+    },
+  }).start();
+}
+
 wire();
 window.flowsiteCanvas = {cy, applyStats, applyDesignChange, setSocketConnected};
 reload().then(() => fetchStats().catch(() => {})).catch((error) => say(describe(error))).finally(() => {
+  goLive();
   setTimeout(pollStats, POLL_SECONDS * 1000);
 });

@@ -25,20 +25,31 @@ def chromium_path() -> str:
 
 
 @contextmanager
-def chromium_page() -> Iterator[Page]:
-    """A page of a fresh headless Chromium, closed afterwards."""
+def chromium_pages(count: int) -> Iterator[list[Page]]:
+    """``count`` pages of a fresh headless Chromium, each in a context of its own (its own cookies:
+    one user each), closed afterwards."""
     executable = chromium_path()
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.set_default_timeout(15_000)
-            # shown with a failing test's output
-            page.on("pageerror", lambda error: print(f"page error: {error}"))
-            page.on("console", lambda message: message.type == "error" and print(f"console: {message.text}"))
-            yield page
+            pages = []
+            for _ in range(count):
+                page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+                page.set_default_timeout(15_000)
+                # shown with a failing test's output
+                page.on("pageerror", lambda error: print(f"page error: {error}"))
+                page.on("console", lambda message: message.type == "error" and print(f"console: {message.text}"))
+                pages.append(page)
+            yield pages
         finally:
             browser.close()
+
+
+@contextmanager
+def chromium_page() -> Iterator[Page]:
+    """A page of a fresh headless Chromium, closed afterwards."""
+    with chromium_pages(1) as pages:
+        yield pages[0]
 
 
 def log_in(page: Page, username: str, tenant_name: str) -> None:

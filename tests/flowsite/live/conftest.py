@@ -76,11 +76,12 @@ def collect(socket: ClientConnection, seconds: float, until=None) -> list[dict]:
 
 
 @contextmanager
-def web_process(redis_url: str) -> Iterator[Web]:
-    """daphne serving the project on a free port, its database the tests', its Redis ``redis_url``."""
+def web_process(redis_url: str, port: int | None = None) -> Iterator[Web]:
+    """daphne serving the project on ``port`` (a free one by default), its database the tests',
+    its Redis ``redis_url``."""
     env = {**os.environ, "DATABASE_URL": database_url_of_tests(), "REDIS_URL": redis_url,
            "FLOWSITE_CLUSTER": django_settings.FLOWSITE_CLUSTER}
-    with daphne(env) as server:
+    with daphne(env, port) as server:
         yield Web(server.port, server.server)
 
 
