@@ -7,15 +7,21 @@ points into."""
 
 from __future__ import annotations
 
+import json
 import re
+import threading
 import uuid
+from collections import OrderedDict
 from dataclasses import dataclass
+
+from django.db.models import Count, Max, Sum
 
 from engine.flow.loader import FlowDefinitionError, load_flow
 from engine.flow.validation import check_flow
 from flowsite.flows.definition import Identity, export_group
-from flowsite.flows.models import ControllerService, ProcessGroup, Processor
+from flowsite.flows.models import Component, ControllerService, ParameterContext, ProcessGroup, Processor
 from flowsite.flows.restricted import tenant_refusal
+from flowsite.tenancy.models import Tenant
 
 _INDEXED = re.compile(r"\.(processors|connections|funnels|inputPorts|outputPorts|controllerServices|processGroups)\[(\d+)\]")
 _PROPERTY = re.compile(r"^\.properties(?:\.([A-Za-z_][A-Za-z0-9_]*)|\['((?:[^'\\]|\\.)*)'\])")
@@ -54,6 +60,41 @@ def tenant_problems(tenant) -> dict[uuid.UUID, list[Problem]]:
         if refused is not None:
             found.setdefault(component_id, []).append(Problem(refused))
     return found
+
+
+#: How many tenants' problems each process keeps for showing (``shown_problems``).
+_SHOWN_TENANTS = 64
+_shown: OrderedDict[uuid.UUID, tuple[str, dict[uuid.UUID, list[Problem]]]] = OrderedDict()
+_shown_lock = threading.Lock()
+
+
+def design_fingerprint(tenant) -> str:
+    """What ``tenant``'s problems depend on, read in three small queries: its components (how
+    many, the sum of their revisions, the last change), its parameter contexts and its grants."""
+    components = Component.objects.filter(tenant=tenant).aggregate(n=Count("id"), v=Sum("version"), at=Max("updated_at"))
+    contexts = list(ParameterContext.objects.filter(tenant=tenant).order_by("pk").values_list("pk", "parameters",
+                                                                                               "inherited"))
+    grants = Tenant.objects.filter(pk=tenant.pk).values().first()
+    return json.dumps([components, contexts, grants], default=str, sort_keys=True)
+
+
+def shown_problems(tenant) -> dict[uuid.UUID, list[Problem]]:
+    """``tenant_problems`` for showing (lists, the canvas): reused while the design's fingerprint
+    is unchanged, as checking a large flow takes a while. Decisions (starting, deploying) call
+    ``tenant_problems`` itself."""
+    fingerprint = design_fingerprint(tenant)
+    with _shown_lock:
+        kept = _shown.get(tenant.pk)
+        if kept is not None and kept[0] == fingerprint:
+            _shown.move_to_end(tenant.pk)
+            return kept[1]
+    problems = tenant_problems(tenant)
+    with _shown_lock:
+        _shown[tenant.pk] = (fingerprint, problems)
+        _shown.move_to_end(tenant.pk)
+        while len(_shown) > _SHOWN_TENANTS:
+            _shown.popitem(last=False)
+    return problems
 
 
 def _typed_components(tenant):

@@ -183,7 +183,7 @@ def _relationships(component: Component) -> list[str] | None:
     processor (or its type is unknown, so any name is accepted)."""
     if component.kind != Kind.PROCESSOR:
         return None
-    processor = component if isinstance(component, Processor) else Processor.objects.get(pk=component.pk)
+    processor = component if isinstance(component, Processor) else component.processor  # select_related by lists
     cls = processor_class(processor.type)
     if cls is None:
         return None

@@ -15,7 +15,7 @@ from flowsite.api.serializers.common import ComponentSerializer, RevisionSeriali
 from flowsite.flows.definition import property_context, sensitive_names
 from flowsite.flows.models import Kind, Processor
 from flowsite.flows.secrets import current_key
-from flowsite.flows.validation import tenant_problems
+from flowsite.flows.validation import shown_problems
 
 
 class RelationshipSerializer(serializers.Serializer):
@@ -89,7 +89,7 @@ class ProcessorSerializer(ComponentSerializer):
     def _problems(self, processor) -> list[dict]:
         cache = self.context.setdefault("problems", {})
         if processor.tenant_id not in cache:
-            cache[processor.tenant_id] = tenant_problems(processor.tenant)
+            cache[processor.tenant_id] = shown_problems(processor.tenant)
         return [problem.as_dict() for problem in cache[processor.tenant_id].get(processor.pk, [])]
 
     def get_validationStatus(self, processor) -> str:

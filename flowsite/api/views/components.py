@@ -213,7 +213,7 @@ class ConnectionList(ChildList):
     filterset_class = filters.ConnectionFilter
 
     def get_queryset(self):
-        return super().get_queryset().select_related("source", "destination")
+        return super().get_queryset().select_related("source", "destination", "source__processor")
 
 
 # ---------------------------------------------------------------------------- funnels, ports
