@@ -1,5 +1,7 @@
 """Writes that reach the nodes: a processor's run state is changed in the design, recorded in the
-flow's history, and carried to every connected node once the transaction commits."""
+flow's history, and carried to every connected node once the transaction commits. A controller
+service's state (ENABLED, DISABLED) changes the same way, but the nodes have no command for
+services: the change reaches them with the next deployment."""
 
 from __future__ import annotations
 
@@ -12,10 +14,10 @@ from flowsite.cluster.commands import on_nodes_if_reachable
 from flowsite.cluster.deploy import hold_deploy_lock
 from flowsite.flows import publish
 from flowsite.flows.actions import record_action
-from flowsite.flows.models import Operation, Processor
+from flowsite.flows.models import ControllerService, Operation, Processor
 from flowsite.flows.revisions import lock_for_change
 
-__all__ = ["do_set_run_state", "run_command"]
+__all__ = ["do_set_run_state", "do_set_service_state", "run_command"]
 
 _RUN_OPERATION = {"RUNNING": Operation.START, "STOPPED": Operation.STOP, "DISABLED": Operation.DISABLE}
 
@@ -52,3 +54,27 @@ def do_set_run_state(processor: Processor, state: str, *, version: int | None, c
         publish.design_changed_on_commit(processor, operation)
     return outcome or {"reached": False, "nodes": [],
                        "message": "the change is carried to the nodes when the enclosing transaction commits"}
+
+
+#: What the answer of a service state change says about the nodes.
+SERVICE_STATE_DEPLOYED = ("the nodes have no command for controller services: the new state reaches them with the "
+                          "next deployment (POST /api/v1/cluster/deployments)")
+
+
+def do_set_service_state(service: ControllerService, state: str, *, version: int | None, client_id: str,
+                         acting_user, check: Callable[[ControllerService], None] | None = None) -> dict[str, Any]:
+    """Set ``service``'s state (ENABLED or DISABLED) if the revision is current and ``check``
+    (given the locked service) raises nothing; record it as Enable or Disable. Returns what the
+    nodes were told: nothing, ``reached`` False (the next deployment carries the change)."""
+    with transaction.atomic():
+        hold_deploy_lock()
+        lock_for_change(service, version, client_id, acting_user.get_username())
+        if check is not None:
+            check(service)
+        before = service.scheduled_state
+        service.scheduled_state = state
+        service.save()
+        operation = Operation.ENABLE if state == "ENABLED" else Operation.DISABLE
+        record_action(service, operation, acting_user, [{"field": "scheduled_state", "before": before, "after": state}])
+        publish.design_changed_on_commit(service, operation)
+    return {"reached": False, "nodes": [], "message": SERVICE_STATE_DEPLOYED}
