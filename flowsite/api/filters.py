@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import django_filters
 
-from flowsite.flows.models import Connection, ControllerService, Funnel, Port, ProcessGroup, Processor
+from flowsite.flows.models import Connection, ControllerService, Funnel, Label, Port, ProcessGroup, Processor
 
 
 class _NamedFilter(django_filters.FilterSet):
@@ -56,3 +56,9 @@ class ControllerServiceFilter(_NamedFilter):
     class Meta:
         model = ControllerService
         fields = ["name", "type", "state"]
+
+
+class LabelFilter(_NamedFilter):
+    class Meta:
+        model = Label
+        fields = ["name"]

@@ -3,7 +3,18 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
-from flowsite.api.views import catalogue, components, flow, history, platform, services, tenants, tokens, versions
+from flowsite.api.views import (
+    catalogue,
+    components,
+    flow,
+    history,
+    parameters,
+    platform,
+    services,
+    tenants,
+    tokens,
+    versions,
+)
 from flowsite.cluster.api import views as cluster
 from flowsite.provenance.api import views as provenance
 
@@ -34,6 +45,7 @@ urlpatterns = [
     path("process-groups/<uuid:pk>/controller-services", services.ControllerServiceList.as_view(),
          name="controller-services"),
     path("process-groups/<uuid:pk>/funnels", components.FunnelList.as_view(), name="funnels"),
+    path("process-groups/<uuid:pk>/labels", components.LabelList.as_view(), name="labels"),
     path("process-groups/<uuid:pk>/input-ports", components.InputPortList.as_view(), name="input-ports"),
     path("process-groups/<uuid:pk>/output-ports", components.OutputPortList.as_view(), name="output-ports"),
     path("process-groups/<uuid:pk>/flow-definition", flow.FlowDefinitionView.as_view(), name="flow-definition"),
@@ -52,8 +64,12 @@ urlpatterns = [
     path("controller-services/<uuid:pk>/run-status", services.ControllerServiceRunStatus.as_view(),
          name="controller-service-run-status"),
     path("funnels/<uuid:pk>", components.FunnelDetail.as_view(), name="funnel"),
+    path("labels/<uuid:pk>", components.LabelDetail.as_view(), name="label"),
     path("input-ports/<uuid:pk>", components.InputPortDetail.as_view(), name="input-port"),
     path("output-ports/<uuid:pk>", components.OutputPortDetail.as_view(), name="output-port"),
+
+    path("parameter-contexts", parameters.ParameterContextList.as_view(), name="parameter-contexts"),
+    path("parameter-contexts/<uuid:pk>", parameters.ParameterContextDetail.as_view(), name="parameter-context"),
 
     path("cluster/nodes", cluster.NodeList.as_view(), name="cluster-nodes"),
     path("cluster/nodes/<str:node>", cluster.NodeDetail.as_view(), name="cluster-node"),

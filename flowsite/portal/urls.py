@@ -2,7 +2,20 @@
 
 from django.urls import path
 
-from flowsite.portal.views import auth, cluster, connections, endpoints, groups, processors, provenance, tenants, tokens
+from flowsite.portal.views import (
+    auth,
+    bulletins,
+    cluster,
+    connections,
+    endpoints,
+    groups,
+    parameters,
+    processors,
+    provenance,
+    services,
+    tenants,
+    tokens,
+)
 
 app_name = "portal"
 
@@ -19,11 +32,20 @@ urlpatterns = [
     path("groups/<uuid:pk>/connections/new", connections.new, name="connection-new"),
     path("groups/<uuid:pk>/funnels", endpoints.new_funnel, name="funnel-new"),
     path("groups/<uuid:pk>/ports", endpoints.new_port, name="port-new"),
+    path("groups/<uuid:pk>/services/", services.group_services, name="group-services"),
+    path("groups/<uuid:pk>/parameter-context", parameters.bind, name="group-parameter-context"),
 
     path("processors/<uuid:pk>/", processors.detail, name="processor"),
     path("processors/<uuid:pk>/delete", processors.delete, name="processor-delete"),
     path("connections/<uuid:pk>/", connections.detail, name="connection"),
     path("connections/<uuid:pk>/delete", connections.delete, name="connection-delete"),
+    path("services/<uuid:pk>/", services.detail, name="service"),
+    path("services/<uuid:pk>/state", services.set_state, name="service-state"),
+    path("services/<uuid:pk>/delete", services.delete, name="service-delete"),
+    path("parameter-contexts/", parameters.index, name="parameter-contexts"),
+    path("parameter-contexts/<uuid:pk>/", parameters.detail, name="parameter-context"),
+    path("parameter-contexts/<uuid:pk>/delete", parameters.delete, name="parameter-context-delete"),
+    path("bulletins/", bulletins.index, name="bulletins"),
     path("funnels/<uuid:pk>/delete", endpoints.delete_funnel, name="funnel-delete"),
     path("ports/<uuid:pk>/delete", endpoints.delete_port, name="port-delete"),
 

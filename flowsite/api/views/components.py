@@ -1,4 +1,5 @@
-"""Create, read, update and delete process groups, processors, connections, funnels and ports.
+"""Create, read, update and delete process groups, processors, connections, funnels, ports and
+labels.
 
 Collections hang under their group (``/process-groups/{id}/processors``), single components
 have their own resource (``/processors/{id}``). Updates carry the revision they are based on in
@@ -18,11 +19,12 @@ from flowsite.api.errors import Conflict
 from flowsite.api.lookup import access_for, component_or_404
 from flowsite.api.serializers.connections import ConnectionSerializer
 from flowsite.api.serializers.groups import FunnelSerializer, PortSerializer, ProcessGroupSerializer
+from flowsite.api.serializers.labels import LabelSerializer
 from flowsite.api.serializers.processors import ProcessorSerializer, RunStatusSerializer
 from flowsite.cluster.api.serializers import ProcessorRunStatusAnswerSerializer
 from flowsite.cluster.actions import do_set_run_state
 from flowsite.flows import access as policies
-from flowsite.flows.models import Component, Connection, Funnel, Kind, Port, ProcessGroup, Processor
+from flowsite.flows.models import Component, Connection, Funnel, Kind, Label, Port, ProcessGroup, Processor
 from flowsite.flows.validation import component_problems
 
 _REVISION_PARAMETERS = [
@@ -216,7 +218,7 @@ class ConnectionList(ChildList):
         return super().get_queryset().select_related("source", "destination")
 
 
-# ---------------------------------------------------------------------------- funnels, ports
+# ---------------------------------------------------------------------------- funnels, labels, ports
 
 class FunnelDetail(ComponentDetail):
     """A funnel."""
@@ -231,6 +233,21 @@ class FunnelList(ChildList):
     model = Funnel
     serializer_class = FunnelSerializer
     filterset_class = filters.FunnelFilter
+
+
+class LabelDetail(ComponentDetail):
+    """A label."""
+
+    model = Label
+    serializer_class = LabelSerializer
+
+
+class LabelList(ChildList):
+    """Labels of a group."""
+
+    model = Label
+    serializer_class = LabelSerializer
+    filterset_class = filters.LabelFilter
 
 
 class PortDetail(ComponentDetail):

@@ -16,7 +16,16 @@ from flowsite.api.serializers.processors import ProcessorSerializer
 from flowsite.cluster.indicator import indicator
 from flowsite.cluster.status import awaiting_transfer
 from flowsite.flows import access as policies
-from flowsite.flows.models import Connection, Funnel, Kind, Port, ProcessGroup, Processor
+from flowsite.flows.models import (
+    Connection,
+    ControllerService,
+    Funnel,
+    Kind,
+    ParameterContext,
+    Port,
+    ProcessGroup,
+    Processor,
+)
 from flowsite.portal import editing
 from flowsite.portal.lookup import access, component_or_404
 
@@ -63,6 +72,8 @@ def render_group(request, group: ProcessGroup, status: int = 200, **extra):
         "input_ports": _listing(request, group, Port, PortSerializer, kind=Kind.INPUT_PORT),
         "output_ports": _listing(request, group, Port, PortSerializer, kind=Kind.OUTPUT_PORT),
         "indicator": cluster,
+        "service_count": ControllerService.objects.filter(parent=group).count(),
+        "parameter_contexts": ParameterContext.objects.filter(tenant=group.tenant).order_by("name"),
         **extra,
     }
     return render(request, "portal/group.html", context, status=status)

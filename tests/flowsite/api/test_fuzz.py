@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, settings
 from engine.components import default_registry
 from flowsite.api.models import ApiToken
 from flowsite.flows.definition import Identity, export_group
-from flowsite.flows.models import Component, ControllerService, FlowVersion
+from flowsite.flows.models import Component, ControllerService, FlowVersion, Label, ParameterContext
 from tests.flowsite.api.support import build_flow
 
 #: Every check but the two about how strictly requests are read. A request the schema allows can
@@ -40,6 +40,7 @@ _TARGETS = {
     "process-groups": ("root", "root", "child"), "processors": ("gen", "log", "spare", "put"), "connections": ("conn",),
     "funnels": ("funnel",), "input-ports": ("in_port",), "output-ports": ("out_port",), "tenants": ("tenant",),
     "tokens": ("token",), "platform": ("tenant",), "controller-services": ("service",),
+    "parameter-contexts": ("context",), "labels": ("label",),
 }
 _CONNECTABLE = ("gen", "log", "spare", "put", "funnel", "in_port", "out_port")
 _PROCESSOR_TYPES = tuple(sorted(t.type_name for t in default_registry().processors()))
@@ -69,7 +70,11 @@ class FuzzTarget:
         FlowVersion.objects.create(group=flow.root, number=1, definition=export_group(flow.root, Identity.VERSIONED))
         token, self.secret = ApiToken.issue(world.admin(), "fuzz")
         service = ControllerService.objects.create(tenant=world.tenant, parent=world.root, type="CSVReader")
-        self.ids = {**flow.ids(), "tenant": str(world.tenant.pk), "token": str(token.pk), "service": str(service.pk)}
+        context = ParameterContext.objects.create(tenant=world.tenant, name="fuzz", parameters=[
+            {"name": "p", "value": "v", "sensitive": False, "description": ""}])
+        label = Label.objects.create(tenant=world.tenant, parent=world.root, text="note")
+        self.ids = {**flow.ids(), "tenant": str(world.tenant.pk), "token": str(token.pk), "service": str(service.pk),
+                    "context": str(context.pk), "label": str(label.pk)}
 
     def aim(self, case) -> None:
         """Point most cases' references at real things: the {id} and {number} of the path, a
@@ -95,7 +100,8 @@ class FuzzTarget:
         revision = body.get("revision")
         if (isinstance(revision, dict) and isinstance(revision.get("version"), int) and _is_uuid(parameters.get("id"))
                 and _pick(revision, (True,))):
-            current = Component.objects.filter(pk=parameters["id"]).values_list("version", flat=True).first()
+            current = (Component.objects.filter(pk=parameters["id"]).values_list("version", flat=True).first()
+                       or ParameterContext.objects.filter(pk=parameters["id"]).values_list("version", flat=True).first())
             revision["version"] = revision["version"] if current is None else current
 
 
