@@ -27,7 +27,7 @@ from flowsite.flows import access as policies
 from flowsite.flows.models import Component, Connection, Funnel, Kind, Label, Port, ProcessGroup, Processor
 from flowsite.flows.validation import component_problems
 
-_REVISION_PARAMETERS = [
+REVISION_PARAMETERS = [
     OpenApiParameter("version", OpenApiTypes.INT, required=False,
                      description="The version of the component the deletion is based on."),
     OpenApiParameter("clientId", OpenApiTypes.STR, required=False,
@@ -35,7 +35,8 @@ _REVISION_PARAMETERS = [
 ]
 
 
-def _revision_from_query(request) -> tuple[int | None, str]:
+def revision_from_query(request) -> tuple[int | None, str]:
+    """The revision a deletion names in its query (``?version=N``, ``?clientId=``); 400 without one."""
     raw_version = request.query_params.get("version")
     client_id = request.query_params.get("clientId", "")
     if raw_version is None and not client_id:
@@ -83,10 +84,10 @@ class ComponentDetail(GenericAPIView):
     def patch(self, request, pk):
         return self.put(request, pk)
 
-    @extend_schema(parameters=_REVISION_PARAMETERS, responses={204: None})
+    @extend_schema(parameters=REVISION_PARAMETERS, responses={204: None})
     def delete(self, request, pk):
         self._component = component = self.component(policies.MODIFY)
-        version, client_id = _revision_from_query(request)
+        version, client_id = revision_from_query(request)
         changes.delete(request, component, version, client_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from flowsite.api import parameter_changes as changes
 from flowsite.api.lookup import tenant_or_404, tenants_of
 from flowsite.api.serializers.parameters import ParameterContextSerializer
-from flowsite.api.views.components import _REVISION_PARAMETERS, _revision_from_query
+from flowsite.api.views.components import REVISION_PARAMETERS, revision_from_query
 from flowsite.flows import access as policies
 
 
@@ -68,9 +68,9 @@ class ParameterContextDetail(GenericAPIView):
     def patch(self, request, pk):
         return self.put(request, pk)
 
-    @extend_schema(parameters=_REVISION_PARAMETERS, responses={204: None})
+    @extend_schema(parameters=REVISION_PARAMETERS, responses={204: None})
     def delete(self, request, pk):
         context = changes.context_or_404(request, pk, policies.MODIFY)
-        version, client_id = _revision_from_query(request)
+        version, client_id = revision_from_query(request)
         changes.delete(request, context, version, client_id)
         return Response(status=status.HTTP_204_NO_CONTENT)

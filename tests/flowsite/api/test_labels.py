@@ -4,10 +4,13 @@ trip)."""
 
 from __future__ import annotations
 
+import importlib
 import uuid
 
+from django.apps import apps
+
 from flowsite.flows.definition import Identity, export_group, import_group
-from flowsite.flows.models import FlowAction, Label
+from flowsite.flows.models import FlowAction, Label, ProcessGroup
 from tests.flowsite.api.support import API
 
 
@@ -72,3 +75,17 @@ def test_labels_go_through_flow_definitions_unchanged(tenant_a):
     assert exported["flowContents"]["processGroups"][0]["labels"][0]["label"] == "inside"
     again = import_group(tenant_a.root, exported)
     assert export_group(again, Identity.VERSIONED)["flowContents"] == exported["flowContents"]
+
+
+def test_the_migration_makes_rows_of_the_labels_a_group_kept_unmodelled(tenant_a):
+    group = ProcessGroup.objects.create(tenant=tenant_a.tenant, parent=tenant_a.root, name="old", extra={
+        "labels": [{"identifier": "kept", "label": "from before", "width": 90.0, "style": {"font-size": "9px"},
+                    "position": {"x": 3.0, "y": 4.0}}, {"no": "identifier"}],
+        "executionEngine": "INHERITED"})
+    importlib.import_module("flowsite.flows.migrations.0006_labels").labels_from_extra(apps, None)
+    group.refresh_from_db()
+    assert group.extra == {"executionEngine": "INHERITED"}
+    label = Label.objects.get(parent=group)
+    assert (label.versioned_id, label.text, label.width, label.height, label.style, label.position_x) == (
+        "kept", "from before", 90, 150, {"font-size": "9px"}, 3)
+    assert export_group(group)["flowContents"]["labels"][0]["identifier"] == "kept"
