@@ -115,3 +115,13 @@ def test_another_tenants_service_is_not_found(api_a, tenant_b):
                    api_a.get(f"{API}process-groups/{tenant_b.root.pk}/controller-services")):
         assert answer.status_code == 404
     assert missing.json()["message"] == api_a.get(f"{API}controller-services/{theirs.pk}").json()["message"]
+
+
+def test_a_processor_referencing_a_disabled_service_is_invalid_until_it_is_enabled(api_a, tenant_a, reader):
+    convert = Processor.objects.create(tenant=tenant_a.tenant, parent=tenant_a.root, name="convert",
+                                       type="ConvertRecord", properties={"Record Reader": reader["id"]})
+    errors = api_a.get(f"{API}processors/{convert.pk}").json()["validationErrors"]
+    assert any("not enabled" in e["message"] for e in errors if e["property"] == "Record Reader")
+    _state(api_a, reader, "ENABLED")
+    errors = api_a.get(f"{API}processors/{convert.pk}").json()["validationErrors"]
+    assert not [e for e in errors if e["property"] == "Record Reader"]
