@@ -100,8 +100,9 @@ class FuzzTarget:
         revision = body.get("revision")
         if (isinstance(revision, dict) and isinstance(revision.get("version"), int) and _is_uuid(parameters.get("id"))
                 and _pick(revision, (True,))):
-            current = (Component.objects.filter(pk=parameters["id"]).values_list("version", flat=True).first()
-                       or ParameterContext.objects.filter(pk=parameters["id"]).values_list("version", flat=True).first())
+            versions = [model.objects.filter(pk=parameters["id"]).values_list("version", flat=True).first()
+                        for model in (Component, ParameterContext)]
+            current = next((version for version in versions if version is not None), None)
             revision["version"] = revision["version"] if current is None else current
 
 
