@@ -32,6 +32,7 @@ urlpatterns = [
     path("groups/<uuid:pk>/connections/new", connections.new, name="connection-new"),
     path("groups/<uuid:pk>/funnels", endpoints.new_funnel, name="funnel-new"),
     path("groups/<uuid:pk>/ports", endpoints.new_port, name="port-new"),
+    path("groups/<uuid:pk>/labels", endpoints.new_label, name="label-new"),
     path("groups/<uuid:pk>/services/", services.group_services, name="group-services"),
     path("groups/<uuid:pk>/parameter-context", parameters.bind, name="group-parameter-context"),
 
@@ -48,6 +49,7 @@ urlpatterns = [
     path("bulletins/", bulletins.index, name="bulletins"),
     path("funnels/<uuid:pk>/delete", endpoints.delete_funnel, name="funnel-delete"),
     path("ports/<uuid:pk>/delete", endpoints.delete_port, name="port-delete"),
+    path("labels/<uuid:pk>/delete", endpoints.delete_label, name="label-delete"),
 
     path("cluster/", cluster.index, name="cluster"),
     path("cluster/deploy", cluster.deploy, name="cluster-deploy"),

@@ -12,6 +12,7 @@ from engine.units import format_data_size
 
 from flowsite.api.serializers.connections import ConnectionSerializer
 from flowsite.api.serializers.groups import FunnelSerializer, PortSerializer, ProcessGroupSerializer
+from flowsite.api.serializers.labels import LabelSerializer
 from flowsite.api.serializers.processors import ProcessorSerializer
 from flowsite.cluster.indicator import indicator
 from flowsite.cluster.status import awaiting_transfer
@@ -21,6 +22,7 @@ from flowsite.flows.models import (
     ControllerService,
     Funnel,
     Kind,
+    Label,
     ParameterContext,
     Port,
     ProcessGroup,
@@ -69,6 +71,7 @@ def render_group(request, group: ProcessGroup, status: int = 200, **extra):
         "processors": _listing(request, group, Processor, ProcessorSerializer),
         "connections": _connection_rows(request, group, cluster.state not in ("unreachable", "undeployed")),
         "funnels": _listing(request, group, Funnel, FunnelSerializer),
+        "labels": _listing(request, group, Label, LabelSerializer),
         "input_ports": _listing(request, group, Port, PortSerializer, kind=Kind.INPUT_PORT),
         "output_ports": _listing(request, group, Port, PortSerializer, kind=Kind.OUTPUT_PORT),
         "indicator": cluster,

@@ -45,7 +45,8 @@ _KIND_OF_PREFIX = {"process-groups": "group", "processors": "processor", "connec
                    "controller-services": "service", "parameter-contexts": "context", "labels": "label"}
 #: The kind of object a portal route's ``<pk>`` names, by the route's first segment.
 _KIND_OF_PAGE = {"groups": "group", "processors": "processor", "connections": "connection", "funnels": "funnel",
-                 "ports": "input-port", "tokens": "token", "services": "service", "parameter-contexts": "context"}
+                 "ports": "input-port", "tokens": "token", "services": "service", "parameter-contexts": "context",
+                 "labels": "label"}
 #: Shared, not any tenant's: the cluster's nodes and the catalogue of types.
 _SHARED = ("{node}", "{name}")
 
