@@ -12,11 +12,14 @@ from rest_framework import exceptions
 from flowsite.api.errors import Conflict
 from flowsite.api.lookup import access_for
 from flowsite.api.serializers.processors import ProcessorSerializer
+from flowsite.api.serializers.services import ControllerServiceSerializer
 from flowsite.cluster.queues import QueuesUnknown, queued
 from flowsite.flows import access as policies
 from flowsite.flows import restricted
 from flowsite.flows.actions import do_create_component, do_delete_component, do_update_component
 from flowsite.flows.definition import subtree_ids
+from flowsite.flows.services import referencing_components
+from flowsite.flows.validation import component_problems
 from flowsite.flows.models import Component, Connection, Kind, Port, ProcessGroup, Processor
 
 
@@ -33,6 +36,8 @@ def create(request, group: ProcessGroup, serializer) -> Component:
     context) describes."""
     if isinstance(serializer, ProcessorSerializer):
         check_restricted(request, group, serializer.validated_data["type"])
+    if isinstance(serializer, ControllerServiceSerializer):
+        check_restricted(request, group, serializer.validated_data["type"], "service")
     component = serializer.build(serializer.validated_data)
     client_id = (serializer.validated_data.get("revision") or {}).get("clientId", "")
     return do_create_component(component, acting_user=request.user, client_id=client_id)
@@ -63,6 +68,10 @@ def check_update(request, component: Component) -> None:
     """Raise when ``component`` cannot be changed in its present state, or by this user."""
     if getattr(component, "scheduled_state", None) == "RUNNING":
         raise Conflict(f"{component} is running: stop it before changing it")
+    if component.kind == Kind.CONTROLLER_SERVICE and component.scheduled_state == "ENABLED":
+        raise Conflict(f"{component} is enabled: disable it before changing it")
+    if component.kind == Kind.CONTROLLER_SERVICE:
+        check_restricted(request, component.parent, component.type, "service")
     if component.kind == Kind.PROCESSOR:
         check_restricted(request, component.parent, component.type)
 
@@ -74,6 +83,9 @@ def check_delete(component: Component) -> None:
         return
     if component.kind == Kind.CONNECTION:
         _check_connection_delete(component)
+        return
+    if component.kind == Kind.CONTROLLER_SERVICE:
+        _check_service_delete(component)
         return
     if getattr(component, "scheduled_state", None) == "RUNNING":
         raise Conflict(f"{component} is running: stop it before deleting it")
@@ -131,3 +143,31 @@ def _check_group_delete(group: ProcessGroup) -> None:
     if running_ports.exists():
         raise Conflict(f"{running_ports.count()} port(s) inside the group are running: stop them first")
     _check_queues_empty(group.tenant, list(Connection.objects.filter(parent__in=inside)), f"the group {group.pk}")
+
+
+def _check_service_delete(service: Component) -> None:
+    """NiFi's rules: an enabled service, or one a component references, cannot be deleted."""
+    if service.scheduled_state == "ENABLED":
+        raise Conflict(f"{service} is enabled: disable it before deleting it")
+    references = referencing_components(service)
+    if references:
+        raise Conflict(f"{service} is referenced by " + ", ".join(f"{r.kind.lower().replace('_', ' ')} {r.name} "
+                                                                  f"({r.id}, property {r.property!r})"
+                                                                  for r in references)
+                       + ": remove those references first")
+
+
+def check_service_state(service, state: str) -> None:
+    """Raise 409 when ``service`` cannot move to ``state``: an invalid service cannot be enabled,
+    and one that a running processor references cannot be disabled."""
+    if state == "ENABLED" and service.scheduled_state != "ENABLED":
+        problems = component_problems(service)
+        if problems:
+            raise Conflict(f"{service} is invalid and cannot be enabled",
+                           [{"path": f"$.properties['{p.property}']" if p.property else "$", "message": p.message}
+                            for p in problems])
+    if state == "DISABLED" and service.scheduled_state == "ENABLED":
+        running = [r for r in referencing_components(service) if r.state == "RUNNING"]
+        if running:
+            raise Conflict(f"{service} is referenced by running components ("
+                           + ", ".join(f"{r.name} ({r.id})" for r in running) + "): stop them before disabling it")

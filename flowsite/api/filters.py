@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import django_filters
 
-from flowsite.flows.models import Connection, Funnel, Port, ProcessGroup, Processor
+from flowsite.flows.models import Connection, ControllerService, Funnel, Label, Port, ProcessGroup, Processor
 
 
 class _NamedFilter(django_filters.FilterSet):
@@ -45,4 +45,20 @@ class FunnelFilter(_NamedFilter):
 class PortFilter(_NamedFilter):
     class Meta:
         model = Port
+        fields = ["name"]
+
+
+class ControllerServiceFilter(_NamedFilter):
+    type = django_filters.CharFilter(lookup_expr="icontains", help_text="Part of the type name.")
+    state = django_filters.ChoiceFilter(field_name="scheduled_state",
+                                        choices=[(s, s) for s in ("ENABLED", "DISABLED")])
+
+    class Meta:
+        model = ControllerService
+        fields = ["name", "type", "state"]
+
+
+class LabelFilter(_NamedFilter):
+    class Meta:
+        model = Label
         fields = ["name"]

@@ -3,7 +3,18 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
-from flowsite.api.views import catalogue, components, flow, history, platform, tenants, tokens, versions
+from flowsite.api.views import (
+    catalogue,
+    components,
+    flow,
+    history,
+    parameters,
+    platform,
+    services,
+    tenants,
+    tokens,
+    versions,
+)
 from flowsite.cluster.api import views as cluster
 from flowsite.provenance.api import views as provenance
 
@@ -31,7 +42,10 @@ urlpatterns = [
     path("process-groups/<uuid:pk>/process-groups/import", flow.ImportView.as_view(), name="process-group-import"),
     path("process-groups/<uuid:pk>/processors", components.ProcessorList.as_view(), name="processors"),
     path("process-groups/<uuid:pk>/connections", components.ConnectionList.as_view(), name="connections"),
+    path("process-groups/<uuid:pk>/controller-services", services.ControllerServiceList.as_view(),
+         name="controller-services"),
     path("process-groups/<uuid:pk>/funnels", components.FunnelList.as_view(), name="funnels"),
+    path("process-groups/<uuid:pk>/labels", components.LabelList.as_view(), name="labels"),
     path("process-groups/<uuid:pk>/input-ports", components.InputPortList.as_view(), name="input-ports"),
     path("process-groups/<uuid:pk>/output-ports", components.OutputPortList.as_view(), name="output-ports"),
     path("process-groups/<uuid:pk>/flow-definition", flow.FlowDefinitionView.as_view(), name="flow-definition"),
@@ -46,9 +60,16 @@ urlpatterns = [
     path("processors/<uuid:pk>/terminate", cluster.ProcessorTerminate.as_view(), name="processor-terminate"),
     path("connections/<uuid:pk>", components.ConnectionDetail.as_view(), name="connection"),
     path("connections/<uuid:pk>/empty", cluster.ConnectionEmpty.as_view(), name="connection-empty"),
+    path("controller-services/<uuid:pk>", services.ControllerServiceDetail.as_view(), name="controller-service"),
+    path("controller-services/<uuid:pk>/run-status", services.ControllerServiceRunStatus.as_view(),
+         name="controller-service-run-status"),
     path("funnels/<uuid:pk>", components.FunnelDetail.as_view(), name="funnel"),
+    path("labels/<uuid:pk>", components.LabelDetail.as_view(), name="label"),
     path("input-ports/<uuid:pk>", components.InputPortDetail.as_view(), name="input-port"),
     path("output-ports/<uuid:pk>", components.OutputPortDetail.as_view(), name="output-port"),
+
+    path("parameter-contexts", parameters.ParameterContextList.as_view(), name="parameter-contexts"),
+    path("parameter-contexts/<uuid:pk>", parameters.ParameterContextDetail.as_view(), name="parameter-context"),
 
     path("cluster/nodes", cluster.NodeList.as_view(), name="cluster-nodes"),
     path("cluster/nodes/<str:node>", cluster.NodeDetail.as_view(), name="cluster-node"),

@@ -1,6 +1,7 @@
-"""Writes that reach the nodes: a processor's run state, and a tenant's deployment. Each is
-changed in the database and recorded in the flow's history in one transaction, and carried to
-the nodes only once that transaction has committed."""
+"""Writes that reach the nodes: a processor's run state, a controller service's state and a
+tenant's deployment. Each is changed in the database and recorded in the flow's history in one
+transaction, and carried to the nodes only once that transaction has committed. The nodes have
+no command for services: a service's state reaches them with the next deployment."""
 
 from __future__ import annotations
 
@@ -25,12 +26,12 @@ from flowsite.cluster.deploy import (
 from flowsite.cluster.models import Deployment
 from flowsite.flows import publish
 from flowsite.flows.actions import record_action
-from flowsite.flows.models import Operation, Processor
+from flowsite.flows.models import ControllerService, Operation, Processor
 from flowsite.flows.revisions import lock_for_change
 from flowsite.flows.tenants import root_group
 from flowsite.tenancy.models import Tenant
 
-__all__ = ["do_deploy", "do_republish", "do_set_run_state", "run_command"]
+__all__ = ["do_deploy", "do_republish", "do_set_run_state", "do_set_service_state", "run_command"]
 
 #: Who a deployment made without a user (``manage.py deploy``) is recorded as.
 _NO_USER = "manage.py deploy"
@@ -131,3 +132,27 @@ def _published(deployment: Deployment, bundle, kept: list) -> list[str]:
                 row.delete()
             deployment.delete()
         raise
+
+
+#: What the answer of a service state change says about the nodes.
+SERVICE_STATE_DEPLOYED = ("the nodes have no command for controller services: the new state reaches them with the "
+                          "next deployment (POST /api/v1/cluster/deployments)")
+
+
+def do_set_service_state(service: ControllerService, state: str, *, version: int | None, client_id: str,
+                         acting_user, check: Callable[[ControllerService], None] | None = None) -> dict[str, Any]:
+    """Set ``service``'s state (ENABLED or DISABLED) if the revision is current and ``check``
+    (given the locked service) raises nothing; record it as Enable or Disable. Returns what the
+    nodes were told: nothing, ``reached`` False (the next deployment carries the change)."""
+    with transaction.atomic():
+        hold_deploy_lock()
+        lock_for_change(service, version, client_id, acting_user.get_username())
+        if check is not None:
+            check(service)
+        before = service.scheduled_state
+        service.scheduled_state = state
+        service.save()
+        operation = Operation.ENABLE if state == "ENABLED" else Operation.DISABLE
+        record_action(service, operation, acting_user, [{"field": "scheduled_state", "before": before, "after": state}])
+        publish.design_changed_on_commit(service, operation)
+    return {"reached": False, "nodes": [], "message": SERVICE_STATE_DEPLOYED}

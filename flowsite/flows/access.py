@@ -175,7 +175,8 @@ def grant_global(tenant: Tenant, action: str, *, user=None, group=None) -> None:
 
 
 #: The lists of a flow document's group that hold components other than groups.
-_DOCUMENT_CHILD_LISTS = ("processors", "controllerServices", "funnels", "inputPorts", "outputPorts", "connections")
+_DOCUMENT_CHILD_LISTS = ("processors", "controllerServices", "funnels", "inputPorts", "outputPorts", "connections",
+                         "labels")
 
 
 def first_hidden(access: TenantAccess, group: dict, resolve, enclosing: uuid.UUID) -> tuple[str, object] | None:

@@ -42,6 +42,7 @@ from flowsite.flows.models import (
     ControllerService,
     Funnel,
     Kind,
+    Label,
     ParameterContext,
     Port,
     ProcessGroup,
@@ -64,7 +65,7 @@ _COMMON_KEYS = {"identifier", "instanceIdentifier", "name", "comments", "positio
 _KNOWN_KEYS = {
     Kind.PROCESS_GROUP: _COMMON_KEYS | {
         "processors", "connections", "funnels", "inputPorts", "outputPorts", "processGroups", "controllerServices",
-        "parameterContextName", "defaultBackPressureObjectThreshold", "defaultBackPressureDataSizeThreshold",
+        "labels", "parameterContextName", "defaultBackPressureObjectThreshold", "defaultBackPressureDataSizeThreshold",
         "defaultFlowFileExpiration"},
     Kind.PROCESSOR: _COMMON_KEYS | {
         "type", "bundle", "properties", "schedulingStrategy", "schedulingPeriod", "executionNode",
@@ -72,6 +73,7 @@ _KNOWN_KEYS = {
         "autoTerminatedRelationships", "scheduledState"},
     Kind.CONTROLLER_SERVICE: _COMMON_KEYS | {"type", "bundle", "properties", "scheduledState"},
     Kind.FUNNEL: _COMMON_KEYS,
+    Kind.LABEL: _COMMON_KEYS | {"label", "width", "height", "style", "zIndex"},
     Kind.INPUT_PORT: _COMMON_KEYS | {"concurrentlySchedulableTaskCount", "scheduledState", "type"},
     Kind.OUTPUT_PORT: _COMMON_KEYS | {"concurrentlySchedulableTaskCount", "scheduledState", "type"},
     Kind.CONNECTION: _COMMON_KEYS | {
@@ -173,6 +175,8 @@ class _Exporter:
                                          Processor.objects.filter(parent=group).order_by(*_ORDER)), key=by_ident)
         document["controllerServices"] = sorted((self.service(s, ident) for s in
                                                  ControllerService.objects.filter(parent=group).order_by(*_ORDER)), key=by_ident)
+        document["labels"] = sorted((self.label(label, ident) for label in
+                                     Label.objects.filter(parent=group).order_by(*_ORDER)), key=by_ident)
         document["funnels"] = sorted((self.common(f, Kind.FUNNEL, ident) for f in Funnel.objects.filter(parent=group).order_by(*_ORDER)),
                                      key=by_ident)
         ports = Port.objects.filter(parent=group).order_by(*_ORDER)
@@ -216,6 +220,12 @@ class _Exporter:
         if service.bundle is not None:
             document["bundle"] = service.bundle
         document.update(properties=self.properties(service), scheduledState=service.scheduled_state)
+        return document
+
+    def label(self, label: Label, group_ident: str) -> dict[str, Any]:
+        document = self.common(label, Kind.LABEL, group_ident)
+        document.update(label=label.text, width=label.width, height=label.height, style=dict(label.style),
+                        zIndex=label.z_index)
         return document
 
     def port(self, port: Port, group_ident: str) -> dict[str, Any]:
@@ -308,6 +318,13 @@ def _position(raw: dict[str, Any]) -> tuple[float, float]:
     return 0.0, 0.0
 
 
+def _number(value: Any, default: float) -> float:
+    """``value`` as a finite number, else ``default``."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or abs(value) == float("inf"):
+        return default
+    return float(value)
+
+
 class _Sync:
     """Makes a group's rows match a flow definition's group, recursively."""
 
@@ -389,6 +406,9 @@ class _Sync:
             self.service(reuse(Kind.CONTROLLER_SERVICE, service.identifier, ControllerService), service)
         for funnel in config.funnels:
             self.funnel(reuse(Kind.FUNNEL, funnel.identifier, Funnel), funnel)
+        for raw in config.raw.get("labels") or ():
+            if isinstance(raw, dict) and raw.get("identifier"):
+                self.label(reuse(Kind.LABEL, str(raw["identifier"]), Label), raw)
         for port in config.input_ports + config.output_ports:
             self.port(reuse(port.port_type, port.identifier, Port), port)
         for child in config.process_groups:
@@ -445,6 +465,16 @@ class _Sync:
         self.touch(funnel, config.raw, Kind.FUNNEL)
         funnel.save()
         self.by_ident[config.identifier] = funnel
+
+    def label(self, label: Label, raw: dict[str, Any]) -> None:
+        """A label of the definition (the engine does not read labels: they are taken as written,
+        a value of the wrong kind falling back to NiFi's default)."""
+        self.touch(label, raw, Kind.LABEL)
+        label.text = raw.get("label") if isinstance(raw.get("label"), str) else ""
+        label.width, label.height = _number(raw.get("width"), 150), _number(raw.get("height"), 150)
+        label.style = {str(k): str(v) for k, v in raw["style"].items()} if isinstance(raw.get("style"), dict) else {}
+        label.z_index = int(max(-2**62, min(2**62, _number(raw.get("zIndex"), 0))))
+        label.save()
 
     def port(self, port: Port, config: PortConfig) -> None:
         self.touch(port, config.raw, config.port_type)

@@ -7,7 +7,7 @@ from typing import Any, Iterator
 
 _CHILD_LISTS = {"processors": "PROCESSOR", "connections": "CONNECTION", "funnels": "FUNNEL",
                 "inputPorts": "INPUT_PORT", "outputPorts": "OUTPUT_PORT", "controllerServices": "CONTROLLER_SERVICE",
-                "processGroups": "PROCESS_GROUP"}
+                "labels": "LABEL", "processGroups": "PROCESS_GROUP"}
 
 
 def _components(group: dict[str, Any]) -> Iterator[tuple[str, str, dict[str, Any]]]:

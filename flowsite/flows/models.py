@@ -1,5 +1,5 @@
 """A tenant's flow as design-time rows: process groups (a tree), processors, connections,
-funnels, ports, controller services and parameter contexts, plus committed flow versions.
+funnels, ports, labels, controller services and parameter contexts, plus committed flow versions.
 
 Every component shares one ``Component`` row (multi-table inheritance) holding what all have:
 identity, tenant, parent group, revision, position and the flow-definition fields Flowsite does
@@ -41,6 +41,7 @@ class Kind(models.TextChoices):
     INPUT_PORT = "INPUT_PORT"
     OUTPUT_PORT = "OUTPUT_PORT"
     CONTROLLER_SERVICE = "CONTROLLER_SERVICE"
+    LABEL = "LABEL"
 
 
 class ComponentQuerySet(models.QuerySet):
@@ -110,6 +111,9 @@ class ParameterContext(models.Model):
     parameters = models.JSONField(default=list, blank=True)
     inherited = models.JSONField(default=list, blank=True)
     extra = models.JSONField(default=dict, blank=True)
+    version = models.PositiveBigIntegerField(default=0)
+    last_client_id = models.CharField(max_length=100, blank=True)
+    last_modifier = models.CharField(max_length=150, blank=True)
 
     class Meta:
         ordering = ["name"]
@@ -166,6 +170,21 @@ class ControllerService(Component):
     properties = models.JSONField(default=dict, blank=True)
     sensitive_properties = models.JSONField(default=dict, blank=True)
     scheduled_state = models.CharField(max_length=10, default="DISABLED")
+
+    class Meta:
+        default_permissions = ()
+
+
+class Label(Component):
+    """A label on the canvas (NiFi's ``VersionedLabel``): text in a box, with its style
+    (``font-size``, ``background-color``... as NiFi writes them)."""
+
+    KIND = Kind.LABEL
+    text = models.TextField(blank=True)
+    width = models.FloatField(default=150)
+    height = models.FloatField(default=150)
+    style = models.JSONField(default=dict, blank=True)
+    z_index = models.BigIntegerField(default=0)
 
     class Meta:
         default_permissions = ()
@@ -254,18 +273,28 @@ class Operation(models.TextChoices):
     DEPLOY = "Deploy"
 
 
+#: What a history row is about: a component of any kind, or a parameter context (not a component).
+ActionKind = models.TextChoices("ActionKind", [(kind.name, kind.value) for kind in Kind]
+                                + [("PARAMETER_CONTEXT", "PARAMETER_CONTEXT")])
+
+
 class FlowActionQuerySet(models.QuerySet):
     """History rows, with the one filter every list of them goes through."""
 
     def restrict(self, accesses) -> FlowActionQuerySet:
         """The rows that the users of ``accesses`` (``TenantAccess``, one per tenant) may see: those
-        of a component they may view, or, once it is gone, of a group they may view it in."""
+        of a component they may view, or, once it is gone, of a group they may view it in; those
+        of a parameter context when they may view the root group (contexts are tenant-wide)."""
         allowed = models.Q(pk__in=[])
         for access in accesses:
             if access.is_member:
                 visible = access.permitted_ids("view_component")
+                root = ProcessGroup.objects.filter(tenant=access.tenant, parent__isnull=True).values_list(
+                    "pk", flat=True).first()
                 allowed |= models.Q(tenant=access.tenant) & (models.Q(component_id__in=visible) |
                                                              models.Q(group_id__in=visible))
+                if root in visible:
+                    allowed |= models.Q(tenant=access.tenant, component_kind=ActionKind.PARAMETER_CONTEXT)
         return self.filter(allowed)
 
 
@@ -284,7 +313,7 @@ class FlowAction(models.Model):
     user_name = models.CharField(max_length=150)
     operation = models.CharField(max_length=20, choices=Operation.choices)
     component_id = models.UUIDField()
-    component_kind = models.CharField(max_length=32, choices=Kind.choices)
+    component_kind = models.CharField(max_length=32, choices=ActionKind.choices)
     component_name = models.CharField(max_length=500, blank=True)
     component_type = models.CharField(max_length=300, blank=True)
     group_id = models.UUIDField(null=True, blank=True)

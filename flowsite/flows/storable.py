@@ -98,6 +98,12 @@ def storage_problems(flow: FlowDefinition) -> list[FlowProblem]:
                 problem = _column_problem(column, config.raw.get(key))
                 if problem:
                     problems.append(FlowProblem(json_path(config.path, key), problem))
+        labels = group.raw.get("labels")
+        for index, label in enumerate(labels if isinstance(labels, list) else ()):
+            for key, column in _columns()[Kind.FUNNEL].items():  # a label's bounded columns are a funnel's
+                problem = _column_problem(column, label.get(key) if isinstance(label, dict) else None)
+                if problem:
+                    problems.append(FlowProblem(json_path(group.path, "labels", index, key), problem))
     limit = ParameterContext._meta.get_field("name").max_length
     for name, context in flow.parameter_contexts.items():
         if len(name) > limit:

@@ -50,13 +50,13 @@ def delete(request, component: Component, version: str | None) -> str:
     try:
         changes.delete(request, component, int(version) if version and version.isdigit() else None, "")
     except StaleRevisionError as error:
-        return _stale_message(error)
+        return stale_message(error)
     except exceptions.APIException as error:
         return _text(error.detail)
     return ""
 
 
-def _stale_message(error: StaleRevisionError) -> str:
+def stale_message(error: StaleRevisionError) -> str:
     """What to tell a user whose change was based on an outdated page."""
     who = f" by {error.current.last_modifier}" if error.current.last_modifier else ""
     return (f"{error.component.name or 'This component'} was changed{who} since you opened this page "
@@ -70,7 +70,7 @@ def _run(serializer, apply) -> Outcome:
     try:
         return Outcome(component=apply())
     except StaleRevisionError as error:
-        return Outcome(message=_stale_message(error))
+        return Outcome(message=stale_message(error))
     except exceptions.ValidationError as error:
         return Outcome(errors=error.detail)
     except exceptions.APIException as error:

@@ -302,6 +302,9 @@ const ACTIONS = {
   delete: deleteSelection,
   "start-group": () => changeRunState("start", processorsWithin(groupId)),
   "stop-group": () => changeRunState("stop", processorsWithin(groupId)),
+  "enable-group": () => changeRunState("enable", processorsWithin(groupId)),
+  "disable-group": () => changeRunState("disable", processorsWithin(groupId)),
+  "terminate-group": () => terminate(processorsWithin(groupId)),
   fit: fitAll,
 };
 

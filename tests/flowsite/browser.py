@@ -4,8 +4,10 @@ missing is a failure, not a skip: scripts/test installs it."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from typing import TypeVar
 
 import pytest
 from playwright.sync_api import Page, expect, sync_playwright
@@ -14,6 +16,8 @@ CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 PASSWORD = "correct horse battery staple"
+
+T = TypeVar("T")
 
 
 def chromium_path() -> str:
@@ -58,6 +62,13 @@ def log_in(page: Page, username: str, tenant_name: str) -> None:
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()
     expect(page.locator("h1")).to_have_text(tenant_name)
+
+
+def off_the_loop(work: Callable[[], T]) -> T:
+    """Run ``work`` (database work, say) on a thread of its own: Playwright's page keeps an event
+    loop running in the test's thread, where Django refuses synchronous database calls."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(work).result()
 
 
 # ---------------------------------------------------------------------------- the canvas

@@ -16,6 +16,7 @@ from flowsite.flows.models import Kind
 DETAIL_ROUTES = {
     Kind.PROCESS_GROUP: "api:process-group", Kind.PROCESSOR: "api:processor", Kind.CONNECTION: "api:connection",
     Kind.FUNNEL: "api:funnel", Kind.INPUT_PORT: "api:input-port", Kind.OUTPUT_PORT: "api:output-port",
+    Kind.CONTROLLER_SERVICE: "api:controller-service", Kind.LABEL: "api:label",
 }
 
 

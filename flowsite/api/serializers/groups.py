@@ -20,11 +20,12 @@ class ContentsSerializer(serializers.Serializer):
     inputPorts = serializers.IntegerField()
     outputPorts = serializers.IntegerField()
     controllerServices = serializers.IntegerField()
+    labels = serializers.IntegerField()
 
 
 _CONTENT_NAMES = {Kind.PROCESS_GROUP: "processGroups", Kind.PROCESSOR: "processors", Kind.CONNECTION: "connections",
                   Kind.FUNNEL: "funnels", Kind.INPUT_PORT: "inputPorts", Kind.OUTPUT_PORT: "outputPorts",
-                  Kind.CONTROLLER_SERVICE: "controllerServices"}
+                  Kind.CONTROLLER_SERVICE: "controllerServices", Kind.LABEL: "labels"}
 
 
 class ProcessGroupSerializer(ComponentSerializer):
@@ -33,6 +34,9 @@ class ProcessGroupSerializer(ComponentSerializer):
     tenantId = serializers.UUIDField(source="tenant_id", read_only=True)
     parameterContext = serializers.CharField(max_length=200, required=False, allow_null=True,
                                              help_text="Name of the tenant's parameter context the group uses.")
+    parameterContextId = serializers.UUIDField(required=False, allow_null=True,
+                                               help_text="Id of the parameter context the group uses (instead "
+                                                         "of its name).")
     defaultBackPressureObjectThreshold = serializers.IntegerField(
         min_value=0, max_value=2**53, required=False, source="default_back_pressure_object_threshold")
     defaultBackPressureDataSizeThreshold = data_size_field(
@@ -56,6 +60,7 @@ class ProcessGroupSerializer(ComponentSerializer):
     def to_representation(self, group):
         data = super().to_representation(group)
         data["parameterContext"] = group.parameter_context.name if group.parameter_context_id else None
+        data["parameterContextId"] = str(group.parameter_context_id) if group.parameter_context_id else None
         return data
 
     def validate_parameterContext(self, name):
@@ -66,6 +71,21 @@ class ProcessGroupSerializer(ComponentSerializer):
         if context is None:
             raise serializers.ValidationError(f"the tenant has no parameter context named {name!r}")
         return context
+
+    def validate_parameterContextId(self, pk):
+        if pk is None:
+            return None
+        tenant = self.instance.tenant if self.instance is not None else self.context["group"].tenant
+        context = ParameterContext.objects.filter(tenant=tenant, pk=pk).first()
+        if context is None:
+            raise serializers.ValidationError(f"the tenant has no parameter context {pk}")
+        return context
+
+    def validate(self, attrs):
+        if "parameterContext" in attrs and "parameterContextId" in attrs \
+                and attrs["parameterContext"] != attrs["parameterContextId"]:
+            raise serializers.ValidationError({"parameterContextId": "names another context than parameterContext"})
+        return attrs
 
     def build(self, validated_data):
         """The new component (unsaved) the validated data describes."""
@@ -87,8 +107,9 @@ class ProcessGroupSerializer(ComponentSerializer):
 
     def _apply(self, group: ProcessGroup, data: dict) -> None:
         self.apply_common(group, data)
-        if "parameterContext" in data:
-            group.parameter_context = data["parameterContext"]
+        for field in ("parameterContext", "parameterContextId"):
+            if field in data:
+                group.parameter_context = data[field]
         for field in ("default_back_pressure_object_threshold", "default_back_pressure_data_size_threshold",
                       "default_flowfile_expiration"):
             if field in data:

@@ -1,4 +1,5 @@
-"""Create, read, update and delete process groups, processors, connections, funnels and ports.
+"""Create, read, update and delete process groups, processors, connections, funnels, ports and
+labels.
 
 Collections hang under their group (``/process-groups/{id}/processors``), single components
 have their own resource (``/processors/{id}``). Updates carry the revision they are based on in
@@ -18,14 +19,15 @@ from flowsite.api.errors import Conflict
 from flowsite.api.lookup import access_for, component_or_404
 from flowsite.api.serializers.connections import ConnectionSerializer
 from flowsite.api.serializers.groups import FunnelSerializer, PortSerializer, ProcessGroupSerializer
+from flowsite.api.serializers.labels import LabelSerializer
 from flowsite.api.serializers.processors import ProcessorSerializer, RunStatusSerializer
 from flowsite.cluster.api.serializers import ProcessorRunStatusAnswerSerializer
 from flowsite.cluster.actions import do_set_run_state
 from flowsite.flows import access as policies
-from flowsite.flows.models import Component, Connection, Funnel, Kind, Port, ProcessGroup, Processor
+from flowsite.flows.models import Component, Connection, Funnel, Kind, Label, Port, ProcessGroup, Processor
 from flowsite.flows.validation import component_problems
 
-_REVISION_PARAMETERS = [
+REVISION_PARAMETERS = [
     OpenApiParameter("version", OpenApiTypes.INT, required=False,
                      description="The version of the component the deletion is based on."),
     OpenApiParameter("clientId", OpenApiTypes.STR, required=False,
@@ -33,7 +35,8 @@ _REVISION_PARAMETERS = [
 ]
 
 
-def _revision_from_query(request) -> tuple[int | None, str]:
+def revision_from_query(request) -> tuple[int | None, str]:
+    """The revision a deletion names in its query (``?version=N``, ``?clientId=``); 400 without one."""
     raw_version = request.query_params.get("version")
     client_id = request.query_params.get("clientId", "")
     if raw_version is None and not client_id:
@@ -81,10 +84,10 @@ class ComponentDetail(GenericAPIView):
     def patch(self, request, pk):
         return self.put(request, pk)
 
-    @extend_schema(parameters=_REVISION_PARAMETERS, responses={204: None})
+    @extend_schema(parameters=REVISION_PARAMETERS, responses={204: None})
     def delete(self, request, pk):
         self._component = component = self.component(policies.MODIFY)
-        version, client_id = _revision_from_query(request)
+        version, client_id = revision_from_query(request)
         changes.delete(request, component, version, client_id)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -216,7 +219,7 @@ class ConnectionList(ChildList):
         return super().get_queryset().select_related("source", "destination", "source__processor")
 
 
-# ---------------------------------------------------------------------------- funnels, ports
+# ---------------------------------------------------------------------------- funnels, labels, ports
 
 class FunnelDetail(ComponentDetail):
     """A funnel."""
@@ -231,6 +234,21 @@ class FunnelList(ChildList):
     model = Funnel
     serializer_class = FunnelSerializer
     filterset_class = filters.FunnelFilter
+
+
+class LabelDetail(ComponentDetail):
+    """A label."""
+
+    model = Label
+    serializer_class = LabelSerializer
+
+
+class LabelList(ChildList):
+    """Labels of a group."""
+
+    model = Label
+    serializer_class = LabelSerializer
+    filterset_class = filters.LabelFilter
 
 
 class PortDetail(ComponentDetail):

@@ -3,6 +3,8 @@ newest first, each with who, when, what and the before/after of each changed fie
 
 from __future__ import annotations
 
+import datetime
+
 import django_filters
 from rest_framework import serializers
 from rest_framework.generics import ListAPIView
@@ -29,16 +31,28 @@ class FlowActionSerializer(serializers.ModelSerializer):
                   "componentName", "componentType", "groupId", "changes"]
 
 
+class _UtcDateTimeFilter(django_filters.IsoDateTimeFilter):
+    """An ISO 8601 time, compared in UTC: PostgreSQL refuses offsets Python accepts (``-22:44``)."""
+
+    def filter(self, qs, value):
+        if value is not None:
+            try:
+                value = value.astimezone(datetime.timezone.utc)
+            except OverflowError:
+                raise serializers.ValidationError({self.field_name: "the time is out of range"}) from None
+        return super().filter(qs, value)
+
+
 class FlowActionFilter(django_filters.FilterSet):
     """``?componentId=``, ``?user=``, ``?operation=``, ``?since=``, ``?until=``."""
 
     componentId = django_filters.UUIDFilter(field_name="component_id", help_text="Id of the component.")
     user = django_filters.CharFilter(field_name="user_name", help_text="User name of who made the change.")
     operation = django_filters.ChoiceFilter(choices=Operation.choices)
-    since = django_filters.IsoDateTimeFilter(field_name="timestamp", lookup_expr="gte",
-                                             help_text="Changes at or after this time (ISO 8601).")
-    until = django_filters.IsoDateTimeFilter(field_name="timestamp", lookup_expr="lt",
-                                             help_text="Changes before this time (ISO 8601).")
+    since = _UtcDateTimeFilter(field_name="timestamp", lookup_expr="gte",
+                               help_text="Changes at or after this time (ISO 8601).")
+    until = _UtcDateTimeFilter(field_name="timestamp", lookup_expr="lt",
+                               help_text="Changes before this time (ISO 8601).")
 
     class Meta:
         model = FlowAction

@@ -1,4 +1,5 @@
-"""Funnels and ports, the components that only pass FlowFiles on: adding and deleting them."""
+"""Funnels and ports, the components that only pass FlowFiles on, and the canvas's labels:
+adding and deleting them."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from django.shortcuts import redirect
 from django.views.decorators.http import require_POST
 
 from flowsite.api.serializers.groups import FunnelSerializer, PortSerializer
+from flowsite.api.serializers.labels import LabelSerializer
 from flowsite.flows import access as policies
-from flowsite.flows.models import Funnel, Kind, Port, ProcessGroup
+from flowsite.flows.models import Funnel, Kind, Label, Port, ProcessGroup
 from flowsite.portal import editing
 from flowsite.portal.lookup import component_or_404
 
@@ -69,3 +71,19 @@ def delete_port(request, pk):
     """Delete an input or output port."""
     port = component_or_404(request, Port, pk, policies.MODIFY)
     return _delete(request, port, f"the port {port.name}")
+
+
+@login_required
+@require_POST
+def new_label(request, pk):
+    """Add a label (its ``text``) to the group."""
+    group = component_or_404(request, ProcessGroup, pk, policies.MODIFY)
+    outcome = editing.create(request, LabelSerializer, group, {"label": request.POST.get("text", "")})
+    return _created(request, group, outcome, "a label")
+
+
+@login_required
+@require_POST
+def delete_label(request, pk):
+    """Delete a label."""
+    return _delete(request, component_or_404(request, Label, pk, policies.MODIFY), "the label")

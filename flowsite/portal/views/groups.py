@@ -12,11 +12,22 @@ from engine.units import format_data_size
 
 from flowsite.api.serializers.connections import ConnectionSerializer
 from flowsite.api.serializers.groups import FunnelSerializer, PortSerializer, ProcessGroupSerializer
+from flowsite.api.serializers.labels import LabelSerializer
 from flowsite.api.serializers.processors import ProcessorSerializer
 from flowsite.cluster.indicator import indicator
 from flowsite.cluster.status import awaiting_transfer
 from flowsite.flows import access as policies
-from flowsite.flows.models import Connection, Funnel, Kind, Port, ProcessGroup, Processor
+from flowsite.flows.models import (
+    Connection,
+    ControllerService,
+    Funnel,
+    Kind,
+    Label,
+    ParameterContext,
+    Port,
+    ProcessGroup,
+    Processor,
+)
 from flowsite.portal import editing
 from flowsite.portal.lookup import access, component_or_404
 
@@ -59,9 +70,12 @@ def render_group(request, group: ProcessGroup, status: int = 200, **extra):
         "processors": _listing(request, group, Processor, ProcessorSerializer),
         "connections": _connection_rows(request, group, cluster.state not in ("unreachable", "undeployed")),
         "funnels": _listing(request, group, Funnel, FunnelSerializer),
+        "labels": _listing(request, group, Label, LabelSerializer),
         "input_ports": _listing(request, group, Port, PortSerializer, kind=Kind.INPUT_PORT),
         "output_ports": _listing(request, group, Port, PortSerializer, kind=Kind.OUTPUT_PORT),
         "indicator": cluster,
+        "service_count": ControllerService.objects.filter(parent=group).count(),
+        "parameter_contexts": ParameterContext.objects.filter(tenant=group.tenant).order_by("name"),
         **extra,
     }
     return render(request, "portal/group.html", context, status=status)

@@ -194,7 +194,7 @@ def test_an_import_names_its_group_when_asked(api_a, tenant_a):
     group = import_(api_a, tenant_a.root, RICH, name="Renamed")
     assert group["name"] == "Renamed" and group["contents"] == {
         "processGroups": 1, "processors": 4, "connections": 3, "funnels": 1, "inputPorts": 0, "outputPorts": 0,
-        "controllerServices": 0}
+        "controllerServices": 0, "labels": 1}
 
 
 def test_a_download_is_an_attachment(api_a, tenant_a):

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, settings
 from engine.components import default_registry
 from flowsite.api.models import ApiToken
 from flowsite.flows.definition import Identity, export_group
-from flowsite.flows.models import Component, FlowVersion
+from flowsite.flows.models import Component, ControllerService, FlowVersion, Label, ParameterContext
 from tests.flowsite.api.support import build_flow
 
 #: Every check but the two about how strictly requests are read. A request the schema allows can
@@ -39,10 +39,12 @@ schema = schemathesis.openapi.from_wsgi("/api/v1/schema/?format=json", get_wsgi_
 _TARGETS = {
     "process-groups": ("root", "root", "child"), "processors": ("gen", "log", "spare", "put"), "connections": ("conn",),
     "funnels": ("funnel",), "input-ports": ("in_port",), "output-ports": ("out_port",), "tenants": ("tenant",),
-    "tokens": ("token",), "platform": ("tenant",),
+    "tokens": ("token",), "platform": ("tenant",), "controller-services": ("service",),
+    "parameter-contexts": ("context",), "labels": ("label",),
 }
 _CONNECTABLE = ("gen", "log", "spare", "put", "funnel", "in_port", "out_port")
 _PROCESSOR_TYPES = tuple(sorted(t.type_name for t in default_registry().processors()))
+_SERVICE_TYPES = tuple(sorted(t.type_name for t in default_registry().services()))
 
 
 def _pick(seed: Any, options: tuple) -> Any:
@@ -67,7 +69,12 @@ class FuzzTarget:
         flow = build_flow(world)
         FlowVersion.objects.create(group=flow.root, number=1, definition=export_group(flow.root, Identity.VERSIONED))
         token, self.secret = ApiToken.issue(world.admin(), "fuzz")
-        self.ids = {**flow.ids(), "tenant": str(world.tenant.pk), "token": str(token.pk)}
+        service = ControllerService.objects.create(tenant=world.tenant, parent=world.root, type="CSVReader")
+        context = ParameterContext.objects.create(tenant=world.tenant, name="fuzz", parameters=[
+            {"name": "p", "value": "v", "sensitive": False, "description": ""}])
+        label = Label.objects.create(tenant=world.tenant, parent=world.root, text="note")
+        self.ids = {**flow.ids(), "tenant": str(world.tenant.pk), "token": str(token.pk), "service": str(service.pk),
+                    "context": str(context.pk), "label": str(label.pk)}
 
     def aim(self, case) -> None:
         """Point most cases' references at real things: the {id} and {number} of the path, a
@@ -83,6 +90,8 @@ class FuzzTarget:
         body = case.body if isinstance(case.body, dict) else {}
         if isinstance(body.get("type"), str) and case.operation.path.endswith("/processors"):
             body["type"] = _pick(body, _PROCESSOR_TYPES) or body["type"]
+        if isinstance(body.get("type"), str) and case.operation.path.endswith("/controller-services"):
+            body["type"] = _pick(body, _SERVICE_TYPES) or body["type"]
         for end in ("source", "destination"):
             if isinstance(body.get(end), dict) and _is_uuid(body[end].get("id")):
                 name = _pick((end, body), _CONNECTABLE)
@@ -91,7 +100,9 @@ class FuzzTarget:
         revision = body.get("revision")
         if (isinstance(revision, dict) and isinstance(revision.get("version"), int) and _is_uuid(parameters.get("id"))
                 and _pick(revision, (True,))):
-            current = Component.objects.filter(pk=parameters["id"]).values_list("version", flat=True).first()
+            versions = [model.objects.filter(pk=parameters["id"]).values_list("version", flat=True).first()
+                        for model in (Component, ParameterContext)]
+            current = next((version for version in versions if version is not None), None)
             revision["version"] = revision["version"] if current is None else current
 
 

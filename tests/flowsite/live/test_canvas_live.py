@@ -84,6 +84,8 @@ def test_the_canvas_goes_live_across_users_tenants_and_a_web_restart(redis_url, 
         wait_until(lambda: _figure(carol, conn.pk, "Queued") > 0, 10, "carol's canvas moves too")
         alice.locator("[data-action=stop]").click()
         wait_until(lambda: _state(alice, port, gen.pk) == "STOPPED", 10, "gen stopped")
+        alice.get_by_role("button", name="Terminate all").click()  # the nodes end any task still running
+        expect(alice.locator("#canvas-notice")).to_have_text("Terminated the tasks of 2 processors.")
 
         # Alice's edit appears on carol's canvas by itself.
         drop_from_palette(alice, "Funnel", 420, 420)

@@ -127,6 +127,12 @@ def test_build_run_and_trim_a_flow_on_the_canvas(live_server, transactional_db):
         page.get_by_role("button", name="Stop all").click()  # the whole group
         expect(page.locator("#canvas-notice")).to_have_text("Stop: 1 processor.")
         assert _processors(page, world.root)["GenerateFlowFile"]["state"] == "STOPPED"
+        page.get_by_role("button", name="Disable all").click()
+        expect(page.locator("#canvas-notice")).to_have_text("Disable: 3 processors.")
+        assert {p["state"] for p in _processors(page, world.root).values()} == {"DISABLED"}
+        page.get_by_role("button", name="Enable all").click()
+        expect(page.locator("#canvas-notice")).to_have_text("Enable: 3 processors.")
+        assert {p["state"] for p in _processors(page, world.root).values()} == {"STOPPED"}
 
         # delete a processor: its connection goes with it
         click_node(page, "LogAttribute")

@@ -3,7 +3,7 @@
 import pytest
 
 from flowsite.flows import access
-from flowsite.flows.models import ProcessGroup
+from flowsite.flows.models import FlowAction, Label, ProcessGroup
 from tests.flowsite.portal.conftest import add_processor, logged_in
 
 pytestmark = pytest.mark.django_db
@@ -107,3 +107,15 @@ def test_funnels_and_ports_are_added_and_deleted(portal_a, tenant_a):
     portal_a.post(f"/funnels/{funnel.pk}/delete", {"version": 0})
     portal_a.post(f"/ports/{port.pk}/delete", {"version": 0})
     assert not tenant_a.root.contents.exists()
+
+
+def test_add_and_delete_a_label(portal_a, tenant_a):
+    added = portal_a.post(f"/groups/{tenant_a.root.pk}/labels", {"text": "Ingest starts here"}, follow=True)
+    assert "Added a label" in added.content.decode() and "Ingest starts here" in added.content.decode()
+    label = Label.objects.get(parent=tenant_a.root)
+    assert label.text == "Ingest starts here"
+    assert FlowAction.objects.get(component_id=label.pk).operation == "Add"
+    stale = portal_a.post(f"/labels/{label.pk}/delete", {"version": "3"}, follow=True)
+    assert "was changed" in stale.content.decode() and Label.objects.filter(pk=label.pk).exists()
+    deleted = portal_a.post(f"/labels/{label.pk}/delete", {"version": "0"}, follow=True)
+    assert "Deleted the label" in deleted.content.decode() and not Label.objects.filter(pk=label.pk).exists()

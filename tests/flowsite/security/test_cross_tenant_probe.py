@@ -20,7 +20,19 @@ from rest_framework.test import APIClient
 from engine.cluster.records import Heartbeat, NodeRecord, NodeState
 from flowsite.api.models import ApiToken
 from flowsite.cluster.models import Deployment
-from flowsite.flows.models import Component, Connection, FlowVersion, Funnel, Kind, Port, ProcessGroup, Processor
+from flowsite.flows.models import (
+    Component,
+    Connection,
+    ControllerService,
+    FlowVersion,
+    Funnel,
+    Kind,
+    Label,
+    ParameterContext,
+    Port,
+    ProcessGroup,
+    Processor,
+)
 from flowsite.provenance import analytics
 from tests.flowsite.cluster.conftest import cluster, small_flow  # noqa: F401 (the cluster fixture)
 from tests.flowsite.conftest import token_client
@@ -29,10 +41,12 @@ METHODS = ("get", "put", "patch", "post", "delete")
 #: The kind of object a path's ``{id}`` names, by the path's first segment after /api/v1/.
 _KIND_OF_PREFIX = {"process-groups": "group", "processors": "processor", "connections": "connection",
                    "funnels": "funnel", "input-ports": "input-port", "output-ports": "output-port",
-                   "tenants": "tenant", "tokens": "token", "platform": "tenant"}
+                   "tenants": "tenant", "tokens": "token", "platform": "tenant",
+                   "controller-services": "service", "parameter-contexts": "context", "labels": "label"}
 #: The kind of object a portal route's ``<pk>`` names, by the route's first segment.
 _KIND_OF_PAGE = {"groups": "group", "processors": "processor", "connections": "connection", "funnels": "funnel",
-                 "ports": "input-port", "tokens": "token"}
+                 "ports": "input-port", "tokens": "token", "services": "service", "parameter-contexts": "context",
+                 "labels": "label"}
 #: Shared, not any tenant's: the cluster's nodes and the catalogue of types.
 _SHARED = ("{node}", "{name}")
 
@@ -70,12 +84,16 @@ class TenantB:
         funnel = Funnel.objects.create(tenant=tenant, parent=child, name="b-funnel")
         inport = Port.objects.create(tenant=tenant, parent=child, name="b-in", kind=Kind.INPUT_PORT)
         outport = Port.objects.create(tenant=tenant, parent=child, name="b-out", kind=Kind.OUTPUT_PORT)
+        service = ControllerService.objects.create(tenant=tenant, parent=child, name="b-service", type="CSVReader")
+        context = ParameterContext.objects.create(tenant=tenant, name="b-context")
+        label = Label.objects.create(tenant=tenant, parent=child, name="b-label", text="b's note")
         api = token_client(bob)
         assert api.post(f"/api/v1/process-groups/{root.pk}/versions", {"comment": "b"}, format="json").status_code == 201
         token, _ = ApiToken.issue(bob, "b-token")
         self.ids = {"group": [root.pk, child.pk], "processor": [flow["gen"].pk], "connection": [flow["conn"].pk],
                     "funnel": [funnel.pk], "input-port": [inport.pk], "output-port": [outport.pk],
-                    "tenant": [tenant.pk], "token": [token.pk]}
+                    "tenant": [tenant.pk], "token": [token.pk], "service": [service.pk], "context": [context.pk],
+                    "label": [label.pk]}
         self.deploy_id = self.request_id = ""
         if cluster_ready:
             request = analytics.prepare(bob, analytics.scope_for(_Request(bob)), question="drops")
@@ -96,6 +114,8 @@ class TenantB:
                                  .values_list("id", "revoked_at")),
                 "deployments": sorted(Deployment.objects.filter(tenant=tenant).values_list("deploy_id", flat=True)),
                 "running": sorted(Processor.objects.filter(tenant=tenant).values_list("pk", "scheduled_state")),
+                "services": sorted(ControllerService.objects.filter(tenant=tenant).values_list("pk", "scheduled_state")),
+                "contexts": sorted(ParameterContext.objects.filter(tenant=tenant).values_list("pk", "name", "version")),
                 "queues": sorted(Connection.objects.filter(tenant=tenant).values_list("pk", "version")),
                 "analytics": analytics.load(self.request_id) if self.request_id else None}
 
@@ -184,7 +204,7 @@ def test_no_answer_without_ids_names_anything_of_b(probe_world, tenant_a, tenant
     api_a = token_client(admin_a)
     marks = [str(pk) for pks in b.ids.values() for pk in pks] + [
         b.deploy_id, tenant_b.tenant.slug, tenant_b.tenant.name, "b-child", "b-funnel", "b-in", "b-out", "b-token",
-        "987654", "b-operator"]
+        "b-service", "b-context", "b-label", "987654", "b-operator"]
     schema = api_a.get("/api/v1/schema/?format=json").json()
     pages = [path for path, operations in schema["paths"].items() if "{" not in path and "get" in operations
              and "/schema" not in path and "/docs" not in path and "/redoc" not in path]
@@ -192,7 +212,9 @@ def test_no_answer_without_ids_names_anything_of_b(probe_world, tenant_a, tenant
     portal = Client()
     portal.force_login(admin_a)
     answers = [(path, api_a.get(path)) for path in pages]
-    answers += [(path, portal.get(path, follow=True)) for path in ("/", "/cluster/", "/tokens/", f"/groups/{tenant_a.root.pk}/")]
+    answers += [(path, portal.get(path, follow=True)) for path in ("/", "/cluster/", "/tokens/", f"/groups/{tenant_a.root.pk}/",
+                                                                   "/parameter-contexts/", "/bulletins/",
+                                                                   f"/groups/{tenant_a.root.pk}/services/")]
     leaks = [f"{path} shows {mark!r}" for path, answer in answers for mark in marks
              if mark in answer.content.decode(errors="replace")]
     # The operators' endpoints answer a tenant administrator 403, naming nothing.
