@@ -78,6 +78,20 @@ async function processorFields(resource) {
   ];
 }
 
+/** A label's text, size, font size and colour. */
+function labelFields(resource) {
+  const field = (name, label, input) => element("div", {class: "field"}, element("label", {for: `panel-${name}`}, label), input);
+  return [
+    field("text", "Text", element("textarea", {id: "panel-text", name: "text", rows: 4}, resource.label ?? "")),
+    field("width", "Width", element("input", {type: "number", id: "panel-width", name: "width", min: 1, value: resource.width})),
+    field("height", "Height", element("input", {type: "number", id: "panel-height", name: "height", min: 1, value: resource.height})),
+    field("fontSize", "Font size (px)", element("input", {type: "number", id: "panel-fontSize", name: "fontSize", min: 6,
+      value: parseInt(resource.style?.["font-size"] || "12", 10)})),
+    field("background", "Colour", element("input", {type: "color", id: "panel-background", name: "background",
+      value: resource.style?.["background-color"] || "#fff7d7"})),
+  ];
+}
+
 function connectionFields(resource, source) {
   const names = source?.relationships?.map((r) => r.name) ?? resource.availableRelationships ?? [];
   return [
@@ -101,6 +115,11 @@ function formChanges(form, kind, resource) {
     changes.selectedRelationships = [...form.querySelectorAll("[data-relationship]:checked")].map((i) => i.dataset.relationship);
   }
   if (form.querySelector("[data-straighten]:checked")) changes.bends = [];
+  if (kind === "LABEL") {
+    const {text, width, height, fontSize, background} = form.elements;
+    Object.assign(changes, {label: text.value, width: Number(width.value), height: Number(height.value),
+                            style: {"font-size": `${fontSize.value}px`, "background-color": background.value}});
+  }
   return changes;
 }
 
@@ -108,10 +127,11 @@ function formChanges(form, kind, resource) {
  *  ``conflict()`` a 409 (another change came first). ``source`` is a connection's source resource. */
 export async function openPanel(kind, resource, {canModify, saved, conflict, source}) {
   const ticket = ++rendering;
-  const fields = kind === "PROCESSOR" ? await processorFields(resource) : kind === "CONNECTION" ? connectionFields(resource, source) : [];
+  const fields = kind === "PROCESSOR" ? await processorFields(resource)
+    : kind === "CONNECTION" ? connectionFields(resource, source) : kind === "LABEL" ? labelFields(resource) : [];
   if (ticket !== rendering) return;
   const form = element("form", {class: "panel-form"},
-    kind === "FUNNEL" ? [] : element("div", {class: "field"}, element("label", {for: "panel-name"}, "Name"),
+    kind === "FUNNEL" || kind === "LABEL" ? [] : element("div", {class: "field"}, element("label", {for: "panel-name"}, "Name"),
       element("input", {type: "text", id: "panel-name", name: "name", value: resource.name ?? ""})),
     fields,
     element("ul", {class: "problems", id: "panel-errors"}),

@@ -2,7 +2,12 @@
 
 /** Width and height of each kind of node (positions are their top left corners, as in NiFi). */
 export const SIZES = {PROCESSOR: [260, 104], PROCESS_GROUP: [260, 104], INPUT_PORT: [150, 44],
-                      OUTPUT_PORT: [150, 44], FUNNEL: [44, 44], GHOST: [1, 1]};
+                      OUTPUT_PORT: [150, 44], FUNNEL: [44, 44], LABEL: [150, 150], GHOST: [1, 1]};
+
+/** A node's width and height: a label's own, else its kind's. */
+export function sizeOf(kind, resource) {
+  return kind === "LABEL" && resource ? [resource.width || SIZES.LABEL[0], resource.height || SIZES.LABEL[1]] : SIZES[kind];
+}
 
 const UNITS = ["B", "KB", "MB", "GB", "TB"];
 
@@ -37,6 +42,7 @@ function percent(part, whole) {
 /** The lines a node shows: name, kind or type, run state, problems and the 5-minute figures. */
 export function nodeLabel(kind, resource, figures = {}) {
   if (kind === "FUNNEL") return "";
+  if (kind === "LABEL") return resource.label || "";
   if (kind === "PROCESSOR") {
     const problems = resource.validationErrors.length;
     return [
@@ -90,7 +96,15 @@ export const STYLE = [
     "shape": "round-rectangle", "background-color": "#ffffff", "border-width": 1, "border-color": "#94a3b8",
     "label": "data(label)", "text-wrap": "wrap", "text-valign": "center", "text-halign": "center",
     "font-size": 11, "color": "#0f172a", "text-max-width": 244, "line-height": 1.35,
-    "width": (n) => SIZES[n.data("kind")][0], "height": (n) => SIZES[n.data("kind")][1],
+    "width": (n) => sizeOf(n.data("kind"), n.data("resource"))[0],
+    "height": (n) => sizeOf(n.data("kind"), n.data("resource"))[1],
+  }},
+  {selector: "node[kind = 'LABEL']", style: {
+    "shape": "rectangle", "border-width": 0, "z-index": 0,
+    "background-color": (n) => n.data("resource").style?.["background-color"] || "#fff7d7",
+    "font-size": (n) => parseInt(n.data("resource").style?.["font-size"] || "12", 10),
+    "text-valign": "top", "text-halign": "center", "text-justification": "left",
+    "text-max-width": (n) => sizeOf("LABEL", n.data("resource"))[0] - 12, "text-margin-y": 6,
   }},
   {selector: "node[kind = 'PROCESSOR']", style: {
     "border-width": 2, "border-color": (n) => STATE_COLOURS[n.data("resource").state] || "#64748b",

@@ -6,7 +6,7 @@
 import cytoscape from "../vendor/cytoscape/cytoscape.esm.min.mjs";
 import {api, clientId, describe, listAll, remove, revision, update} from "./canvas-api.js";
 import {closePanel, openPanel, pickProcessorType, pickRelationships} from "./canvas-forms.js";
-import {SIZES, connectionLabel, nodeLabel, STYLE} from "./canvas-style.js";
+import {SIZES, connectionLabel, nodeLabel, sizeOf, STYLE} from "./canvas-style.js";
 import {LiveGroup} from "./live.js";
 
 const app = document.getElementById("canvas-app");
@@ -18,7 +18,8 @@ const POLL_SECONDS = 5;
 
 // The API collection of each kind of component in a group.
 const COLLECTIONS = {PROCESSOR: "processors", FUNNEL: "funnels", INPUT_PORT: "input-ports",
-                     OUTPUT_PORT: "output-ports", PROCESS_GROUP: "process-groups", CONNECTION: "connections"};
+                     OUTPUT_PORT: "output-ports", PROCESS_GROUP: "process-groups", LABEL: "labels",
+                     CONNECTION: "connections"};
 const SOURCES = new Set(["PROCESSOR", "FUNNEL", "INPUT_PORT", "PROCESS_GROUP"]);
 const DESTINATIONS = new Set(["PROCESSOR", "FUNNEL", "OUTPUT_PORT", "PROCESS_GROUP"]);
 
@@ -37,20 +38,20 @@ function say(lines, kind = "error") {
 
 // ---------------------------------------------------------------------------- drawing
 
-function centre(kind, position) {
-  const [w, h] = SIZES[kind];
-  return {x: position.x + w / 2, y: position.y + h / 2};
+function centre(kind, resource) {
+  const [w, h] = sizeOf(kind, resource);
+  return {x: resource.position.x + w / 2, y: resource.position.y + h / 2};
 }
 
 /** The flow definition's position (top left corner) of a node. */
 function topLeft(node) {
-  const [w, h] = SIZES[node.data("kind")];
+  const [w, h] = sizeOf(node.data("kind"), node.data("resource"));
   const {x, y} = node.position();
   return {x: Math.round(x - w / 2), y: Math.round(y - h / 2)};
 }
 
 function nodeElement(kind, resource) {
-  return {group: "nodes", position: centre(kind, resource.position),
+  return {group: "nodes", position: centre(kind, resource),
           data: {id: resource.id, kind, resource, label: nodeLabel(kind, resource, stats.get(resource.id))}};
 }
 
@@ -72,7 +73,7 @@ function draw(kind, resource) {
     else cy.add({group: "edges", data});
   } else if (existing.nonempty()) {
     existing.data({resource, label: nodeLabel(kind, resource, stats.get(resource.id))});
-    if (!existing.grabbed()) existing.position(centre(kind, resource.position));
+    if (!existing.grabbed()) existing.position(centre(kind, resource));
   } else {
     cy.add(nodeElement(kind, resource));
   }
@@ -184,6 +185,7 @@ async function add(kind, point) {
     body.type = await pickProcessorType();
     if (!body.type) return;
   }
+  if (kind === "LABEL") Object.assign(body, {label: "", width: w, height: h});
   await attempt(async () => {
     const created = await api("POST", `process-groups/${groupId}/${COLLECTIONS[kind]}`, body);
     draw(kind, created);

@@ -182,3 +182,21 @@ def test_build_run_and_trim_a_flow_on_the_canvas(live_server, transactional_db):
         assert (into["source"]["name"], into["destination"]["groupId"]) == ("UpdateAttribute", child["id"])
         assert page.evaluate("(id) => window.flowsiteCanvas.cy.getElementById(id).target().id()", into["id"]) \
             == child["id"]
+
+        # a label: dropped from the palette, its text, size and colour set in the side panel
+        drop_from_palette(page, "Label", 760, 430)
+        expect(page.locator("#canvas-notice")).to_have_text("Added label.")
+        canvas_settled(page)
+        (note,) = _listing(page, world.root, "labels")
+        page.mouse.click(*page.evaluate("""(id) => {
+            const {cy} = window.flowsiteCanvas;
+            const point = cy.getElementById(id).renderedPosition(), box = cy.container().getBoundingClientRect();
+            return [box.left + cy.container().clientLeft + point.x, box.top + cy.container().clientTop + point.y];
+        }""", note["id"]))
+        page.locator("#panel-text").fill("Ingest from the partners' drop box")
+        page.locator("#panel-width").fill("320")
+        page.locator("#side-panel").get_by_role("button", name="Save").click()
+        canvas_settled(page)
+        (note,) = _listing(page, world.root, "labels")
+        assert (note["label"], note["width"], note["height"]) == ("Ingest from the partners' drop box", 320, 150)
+        assert page.evaluate("(id) => window.flowsiteCanvas.cy.getElementById(id).width()", note["id"]) == 320
