@@ -52,7 +52,9 @@ class ComponentQuerySet(models.QuerySet):
         which its user holds ``action``; none for a non-member (NetBox's ``restrict()``)."""
         if not access.is_member:
             return self.none()
-        return self.filter(tenant=access.tenant, pk__in=access.permitted_ids(action))
+        permitted = access.permitted_ids(action)
+        mine = self.filter(tenant=access.tenant)
+        return mine if permitted is None else mine.filter(pk__in=permitted)
 
 
 class Component(models.Model):
@@ -284,11 +286,15 @@ class FlowActionQuerySet(models.QuerySet):
     def restrict(self, accesses) -> FlowActionQuerySet:
         """The rows that the users of ``accesses`` (``TenantAccess``, one per tenant) may see: those
         of a component they may view, or, once it is gone, of a group they may view it in; those
-        of a parameter context when they may view the root group (contexts are tenant-wide)."""
+        of a parameter context when they may view the root group (contexts are tenant-wide); all
+        of the tenant's when they may view every component."""
         allowed = models.Q(pk__in=[])
         for access in accesses:
             if access.is_member:
                 visible = access.permitted_ids("view_component")
+                if visible is None:  # the whole flow: every row of the tenant, deleted subtrees' too
+                    allowed |= models.Q(tenant=access.tenant)
+                    continue
                 root = ProcessGroup.objects.filter(tenant=access.tenant, parent__isnull=True).values_list(
                     "pk", flat=True).first()
                 allowed |= models.Q(tenant=access.tenant) & (models.Q(component_id__in=visible) |

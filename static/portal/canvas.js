@@ -20,6 +20,9 @@ const POLL_SECONDS = 5;
 const COLLECTIONS = {PROCESSOR: "processors", FUNNEL: "funnels", INPUT_PORT: "input-ports",
                      OUTPUT_PORT: "output-ports", PROCESS_GROUP: "process-groups", LABEL: "labels",
                      CONNECTION: "connections"};
+// The part of a group's flow (GET process-groups/<id>/flow) holding each kind.
+const FLOW_PARTS = {PROCESSOR: "processors", FUNNEL: "funnels", INPUT_PORT: "inputPorts", OUTPUT_PORT: "outputPorts",
+                    PROCESS_GROUP: "processGroups", LABEL: "labels", CONNECTION: "connections"};
 const SOURCES = new Set(["PROCESSOR", "FUNNEL", "INPUT_PORT", "PROCESS_GROUP"]);
 const DESTINATIONS = new Set(["PROCESSOR", "FUNNEL", "OUTPUT_PORT", "PROCESS_GROUP"]);
 
@@ -91,7 +94,8 @@ function fitAll() {
 /** Read the whole group again and draw it (the selection and the view are kept). */
 async function reload() {
   const kinds = Object.keys(COLLECTIONS);
-  const lists = await Promise.all(kinds.map((kind) => listAll(`process-groups/${groupId}/${COLLECTIONS[kind]}`)));
+  const flow = await api("GET", `process-groups/${groupId}/flow`);
+  const lists = kinds.map((kind) => flow[FLOW_PARTS[kind]]);
   const seen = new Set(lists.flat().map((r) => r.id));
   cy.batch(() => {
     cy.elements().filter((e) => !seen.has(e.id())).remove();
@@ -231,9 +235,9 @@ async function connect(sourceNode, destinationNode) {
     const body = {revision: {version: 0, clientId}, source: {id: sourceId}, destination: {id: destinationId}};
     if (source.relationships) body.selectedRelationships = relationships;
     await api("POST", `process-groups/${groupId}/connections`, body);
+    await reload();  // the ends' validation changes with their connections
     say(`Connected ${source.name} to ${destination.name}.`, "ok");
   }, ports);
-  await reload();  // the ends' validation changes with their connections
 }
 
 async function deleteSelection() {
