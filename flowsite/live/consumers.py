@@ -67,7 +67,7 @@ class ProcessGroupConsumer(AsyncJsonWebsocketConsumer):
             return
         self.group, self.visible = group, await _visible(self.scope["user"], group)
         await self.channel_layer.group_add(group_name(group.pk), self.channel_name)
-        relay.subscribe(str(group.pk))
+        relay.subscribe(str(group.pk), self)
         await self.send_json({"type": "hello", "group": str(group.pk)})
         if relay.cluster is not None:
             await self.send_json({"type": "cluster", **relay.cluster})
@@ -76,7 +76,7 @@ class ProcessGroupConsumer(AsyncJsonWebsocketConsumer):
     async def disconnect(self, code: int) -> None:
         if self.group is not None:
             await self.channel_layer.group_discard(group_name(self.group.pk), self.channel_name)
-            relay.unsubscribe(str(self.group.pk))
+            relay.unsubscribe(str(self.group.pk), self)
             self.group = None
 
     async def receive_json(self, content: Any, **kwargs) -> None:
@@ -94,11 +94,13 @@ class ProcessGroupConsumer(AsyncJsonWebsocketConsumer):
                                   "operation": event.get("operation"), "parent": event.get("parent")})
 
     async def stats_delta(self, event: dict[str, Any]) -> None:
-        """``stats.delta``: forwarded as ``stats``, only the components the user may view."""
+        """The figures that changed (handed by this process's relay): forwarded as ``stats``, only
+        the components the user may view."""
         await self._send_stats(event["components"])
 
     async def cluster_state(self, event: dict[str, Any]) -> None:
-        """``cluster.state``: forwarded as ``cluster`` (whether any node answers, which, and a message)."""
+        """News of the cluster (handed by this process's relay): forwarded as ``cluster`` (whether
+        any node answers, which, and a message)."""
         await self.send_json({"type": "cluster", "reachable": event["reachable"], "nodes": event["nodes"],
                               "message": event["message"]})
 

@@ -3,28 +3,28 @@
 One asyncio task per web process runs while any socket of this process subscribes to a process
 group: every ``LIVE_INTERVAL_SECONDS`` it asks the nodes for their status once (in a thread;
 ``flowsite.cluster.status.ask_nodes``, answers cached for about a second whoever asks),
-compares each subscribed group's figures (``group_figures``) with those it sent before and sends
-only the components that changed, as a ``stats.delta`` event to the group's Channels group. Each
-consumer keeps what its user may view. When the set of nodes that answer changes (the first
-answer, a node joining or leaving, none answering, Redis not answering), a ``cluster.state``
-event says so, once per change.
+compares each subscribed group's figures (``group_figures``) with those it sent before and hands
+only the components that changed to this process's own sockets on that group (each consumer
+keeps what its user may view). Every web process relays to its own sockets only, so a socket
+receives each change once however many replicas serve the group (design events, which happen
+once, travel through the channel layer instead). When the set of nodes that answer changes (the
+first answer, a node joining or leaving, none answering, Redis not answering), each socket is
+told so, once per change.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections import Counter
-from typing import Any
+from collections import defaultdict
+from typing import Any, Protocol
 
 import redis
 from channels.db import database_sync_to_async
-from channels.layers import get_channel_layer
 from django.conf import settings
 
 from flowsite.cluster.redis import unreachable_message
 from flowsite.cluster.status import NO_NODE, ask_nodes, group_figures
-from flowsite.flows.publish import group_name
 
 __all__ = ["relay"]
 
@@ -45,25 +45,33 @@ def _ask(group_ids: list[str]) -> tuple[dict[str, Any], dict[str, dict[str, dict
     return {"reachable": bool(nodes), "nodes": nodes, "message": message}, figures
 
 
+class Subscriber(Protocol):
+    """A socket of this process on a group (``ProcessGroupConsumer``)."""
+
+    async def stats_delta(self, event: dict[str, Any]) -> None: ...
+
+    async def cluster_state(self, event: dict[str, Any]) -> None: ...
+
+
 class Relay:
-    """Subscriber counts per group, what was sent last, and the task that sends the changes."""
+    """This process's sockets per group, what was sent last, and the task that sends the changes."""
 
     def __init__(self) -> None:
-        self.subscribers: Counter[str] = Counter()
+        self.subscribers: defaultdict[str, set[Subscriber]] = defaultdict(set)
         self.sent: dict[str, dict[str, dict[str, Any]]] = {}
         self.cluster: dict[str, Any] | None = None
         self.task: asyncio.Task | None = None
 
-    def subscribe(self, group_id: str) -> None:
-        """Count one more socket on ``group_id``; start the task if it is the first of the process."""
-        self.subscribers[group_id] += 1
+    def subscribe(self, group_id: str, subscriber: Subscriber) -> None:
+        """Add a socket on ``group_id``; start the task if it is the first of the process."""
+        self.subscribers[group_id].add(subscriber)
         if self.task is None or self.task.done():
             self.task = asyncio.get_running_loop().create_task(self._run())
 
-    def unsubscribe(self, group_id: str) -> None:
-        """Count one socket less; the task ends when no socket of this process subscribes."""
-        self.subscribers[group_id] -= 1
-        if self.subscribers[group_id] <= 0:
+    def unsubscribe(self, group_id: str, subscriber: Subscriber) -> None:
+        """Remove a socket; the task ends when no socket of this process subscribes."""
+        self.subscribers[group_id].discard(subscriber)
+        if not self.subscribers[group_id]:
             del self.subscribers[group_id]
             self.sent.pop(group_id, None)
         if not self.subscribers and self.task is not None:
@@ -76,22 +84,20 @@ class Relay:
         return self.sent.get(group_id, {})
 
     async def _run(self) -> None:
-        layer = get_channel_layer()
         while self.subscribers:
             try:
-                await self.step(layer)
-            except Exception:  # the relay outlives any one failure (e.g. the channel layer away)
+                await self.step()
+            except Exception:  # the relay outlives any one failure
                 log.exception("the live relay failed to send the nodes' figures")
             await asyncio.sleep(settings.LIVE_INTERVAL_SECONDS)
 
-    async def step(self, layer) -> None:
-        """Ask the nodes once and send each subscribed group what changed."""
+    async def step(self) -> None:
+        """Ask the nodes once and hand each subscribed socket what changed in its group."""
         group_ids = list(self.subscribers)
         cluster, current = await _ask(group_ids)
         if cluster != self.cluster:
             self.cluster = cluster
-            for group_id in group_ids:
-                await layer.group_send(group_name(group_id), {"type": "cluster.state", **cluster})
+            await self._hand(group_ids, "cluster_state", cluster)
         for group_id, figures in current.items():
             if group_id not in self.subscribers:  # the last socket left meanwhile
                 continue
@@ -99,7 +105,13 @@ class Relay:
             changed = {pk: values for pk, values in figures.items() if previous.get(pk) != values}
             self.sent[group_id] = figures
             if changed:
-                await layer.group_send(group_name(group_id), {"type": "stats.delta", "components": changed})
+                await self._hand([group_id], "stats_delta", {"components": changed})
+
+    async def _hand(self, group_ids: list[str], handler: str, event: dict[str, Any]) -> None:
+        sockets = [s for group_id in group_ids for s in list(self.subscribers.get(group_id, ()))]
+        results = await asyncio.gather(*(getattr(s, handler)(event) for s in sockets), return_exceptions=True)
+        for failure in (r for r in results if isinstance(r, Exception)):  # a socket closing meanwhile
+            log.debug("a live socket did not take %s: %s", handler, failure)
 
 
 #: This web process's relay.

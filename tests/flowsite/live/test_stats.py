@@ -114,6 +114,12 @@ def test_sockets_on_two_web_replicas_both_receive_the_figures_and_the_design(web
         _start(api_a, flow_a["gen"])
         for socket in (first, second):
             assert _flowing(flow_a)(collect(socket, 20, until=_flowing(flow_a)))
+        for socket in (first, second):  # each replica relays to its own sockets: no change twice
+            seen: dict[str, list] = {}
+            for message in collect(socket, 4):
+                for pk, figures in message.get("components", {}).items():
+                    seen.setdefault(pk, []).append(figures)
+            assert all(a != b for values in seen.values() for a, b in zip(values, values[1:])), seen
         async_to_sync(get_channel_layer().group_send)(group_name(root.pk), {
             "type": "design.changed", "component": str(flow_a["gen"].pk), "kind": "PROCESSOR",
             "operation": "Configure", "parent": str(root.pk)})
