@@ -5,6 +5,8 @@ name the sensitive properties that are set, never their values."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -41,8 +43,49 @@ def processor_class(type_name: str):
         return None
 
 
-class ProcessorSerializer(ComponentSerializer):
+class TypedComponentMixin:
+    """What processors and controller services share: a type set at creation (``type_of`` finds
+    its engine class; ``noun`` and ``types_path`` name it in messages), properties, and the
+    validation problems the engine finds (one check of the tenant's flow per serializer)."""
+
+    noun: str
+    types_path: str
+    type_of: Callable[[str], type | None]
+
+    def _problems(self, component) -> list[dict]:
+        cache = self.context.setdefault("problems", {})
+        if component.tenant_id not in cache:
+            cache[component.tenant_id] = shown_problems(component.tenant)
+        return [problem.as_dict() for problem in cache[component.tenant_id].get(component.pk, [])]
+
+    def get_validationStatus(self, component) -> str:
+        return "INVALID" if self._problems(component) else "VALID"
+
+    @extend_schema_field(ProblemSerializer(many=True))
+    def get_validationErrors(self, component) -> list[dict]:
+        return self._problems(component)
+
+    def validate_properties(self, properties: dict) -> dict:
+        if any("\x00" in name for name in properties):
+            raise serializers.ValidationError("property names cannot hold NUL characters")
+        return properties
+
+    def validate_type(self, value: str) -> str:
+        if self.instance is not None:
+            if value != self.instance.type:
+                raise serializers.ValidationError(f"the type of a {self.noun} cannot change (it is {self.instance.type})")
+            return value
+        if self.type_of(value) is None:
+            raise serializers.ValidationError(f"unknown {self.noun} type {value!r}; GET /api/v1/{self.types_path} "
+                                              "lists the types there are")
+        return value
+
+
+class ProcessorSerializer(TypedComponentMixin, ComponentSerializer):
     """A processor."""
+
+    noun, types_path = "processor", "processor-types"
+    type_of = staticmethod(processor_class)
 
     type = serializers.CharField(max_length=300, help_text="Short (GenerateFlowFile) or NiFi class name; "
                                                             "set at creation, cannot change.")
@@ -86,33 +129,6 @@ class ProcessorSerializer(ComponentSerializer):
         return [{"name": r.name, "description": r.description, "autoTerminate": r.name in processor.auto_terminated}
                 for r in cls.relationships_for(processor.properties)]
 
-    def _problems(self, processor) -> list[dict]:
-        cache = self.context.setdefault("problems", {})
-        if processor.tenant_id not in cache:
-            cache[processor.tenant_id] = shown_problems(processor.tenant)
-        return [problem.as_dict() for problem in cache[processor.tenant_id].get(processor.pk, [])]
-
-    def get_validationStatus(self, processor) -> str:
-        return "INVALID" if self._problems(processor) else "VALID"
-
-    @extend_schema_field(ProblemSerializer(many=True))
-    def get_validationErrors(self, processor) -> list[dict]:
-        return self._problems(processor)
-
-    def validate_properties(self, properties: dict) -> dict:
-        if any("\x00" in name for name in properties):
-            raise serializers.ValidationError("property names cannot hold NUL characters")
-        return properties
-
-    def validate_type(self, value: str) -> str:
-        if self.instance is not None:
-            if value != self.instance.type:
-                raise serializers.ValidationError(f"the type of a processor cannot change (it is {self.instance.type})")
-            return value
-        if processor_class(value) is None:
-            raise serializers.ValidationError(f"unknown processor type {value!r}; GET /api/v1/processor-types "
-                                              "lists the types there are")
-        return value
 
     def validate(self, attrs):
         cls = processor_class(attrs.get("type") or self.instance.type)

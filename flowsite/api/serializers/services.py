@@ -10,10 +10,9 @@ from rest_framework import serializers
 
 from engine.components import UnknownComponentTypeError, default_registry
 from flowsite.api.serializers.common import ComponentSerializer, RevisionSerializer
-from flowsite.api.serializers.processors import ProblemSerializer, set_properties
+from flowsite.api.serializers.processors import TypedComponentMixin, set_properties
 from flowsite.flows.models import ControllerService, Kind
 from flowsite.flows.services import referencing_components
-from flowsite.flows.validation import tenant_problems
 
 
 def service_class(type_name: str):
@@ -34,8 +33,11 @@ class ReferenceSerializer(serializers.Serializer):
     state = serializers.CharField()
 
 
-class ControllerServiceSerializer(ComponentSerializer):
+class ControllerServiceSerializer(TypedComponentMixin, ComponentSerializer):
     """A controller service of a process group."""
+
+    noun, types_path = "controller service", "controller-service-types"
+    type_of = staticmethod(service_class)
 
     type = serializers.CharField(max_length=300, help_text="Short (CSVReader) or NiFi class name; set at "
                                                             "creation, cannot change.")
@@ -56,37 +58,9 @@ class ControllerServiceSerializer(ComponentSerializer):
     def get_sensitivePropertiesSet(self, service) -> list[str]:
         return sorted(service.sensitive_properties)
 
-    def _problems(self, service) -> list[dict]:
-        cache = self.context.setdefault("problems", {})
-        if service.tenant_id not in cache:
-            cache[service.tenant_id] = tenant_problems(service.tenant)
-        return [problem.as_dict() for problem in cache[service.tenant_id].get(service.pk, [])]
-
-    def get_validationStatus(self, service) -> str:
-        return "INVALID" if self._problems(service) else "VALID"
-
-    @extend_schema_field(ProblemSerializer(many=True))
-    def get_validationErrors(self, service) -> list[dict]:
-        return self._problems(service)
-
     @extend_schema_field(ReferenceSerializer(many=True))
     def get_referencingComponents(self, service) -> list[dict]:
         return [reference.as_dict() for reference in referencing_components(service)]
-
-    def validate_properties(self, properties: dict) -> dict:
-        if any("\x00" in name for name in properties):
-            raise serializers.ValidationError("property names cannot hold NUL characters")
-        return properties
-
-    def validate_type(self, value: str) -> str:
-        if self.instance is not None:
-            if value != self.instance.type:
-                raise serializers.ValidationError(f"the type of a service cannot change (it is {self.instance.type})")
-            return value
-        if service_class(value) is None:
-            raise serializers.ValidationError(f"unknown controller service type {value!r}; "
-                                              "GET /api/v1/controller-service-types lists the types there are")
-        return value
 
     def build(self, validated_data):
         """The new service (unsaved, disabled) the validated data describes."""
