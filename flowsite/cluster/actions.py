@@ -56,19 +56,11 @@ def do_set_run_state(processor: Processor, state: str, *, version: int | None, c
     could not be reached (the design has changed all the same, and the next deployment carries it)."""
     outcome: dict[str, Any] = {}
     with transaction.atomic():
-        hold_deploy_lock()
-        lock_for_change(processor, version, client_id, acting_user.get_username())
-        if check is not None:
-            check(processor)
-        before = processor.scheduled_state
-        processor.scheduled_state = state
-        processor.save()
-        operation = Operation.ENABLE if before == "DISABLED" and state == "STOPPED" else _RUN_OPERATION[state]
-        record_action(processor, operation, acting_user,
-                      [{"field": "scheduled_state", "before": before, "after": state}])
+        before = _change_state(processor, state, lambda before: Operation.ENABLE if before == "DISABLED" and
+                               state == "STOPPED" else _RUN_OPERATION[state], version=version, client_id=client_id,
+                               acting_user=acting_user, check=check)
         command, args = run_command(before, state), {"id": str(processor.pk)}
         transaction.on_commit(lambda: outcome.update(on_nodes_if_reachable(command, args)))
-        publish.design_changed_on_commit(processor, operation)
     return outcome or {"reached": False, "nodes": [],
                        "message": "the change is carried to the nodes when the enclosing transaction commits"}
 
@@ -144,15 +136,25 @@ def do_set_service_state(service: ControllerService, state: str, *, version: int
     """Set ``service``'s state (ENABLED or DISABLED) if the revision is current and ``check``
     (given the locked service) raises nothing; record it as Enable or Disable. Returns what the
     nodes were told: nothing, ``reached`` False (the next deployment carries the change)."""
+    _change_state(service, state, lambda before: Operation.ENABLE if state == "ENABLED" else Operation.DISABLE,
+                  version=version, client_id=client_id, acting_user=acting_user, check=check)
+    return {"reached": False, "nodes": [], "message": SERVICE_STATE_DEPLOYED}
+
+
+def _change_state(component, state: str, operation_of: Callable[[str], str], *, version: int | None, client_id: str,
+                  acting_user, check) -> str:
+    """In one transaction under the deployment lock: check the revision and ``check``, set the
+    component's ``scheduled_state``, record ``operation_of(the state before)`` and tell the
+    canvases on commit; returns the state before."""
     with transaction.atomic():
         hold_deploy_lock()
-        lock_for_change(service, version, client_id, acting_user.get_username())
+        lock_for_change(component, version, client_id, acting_user.get_username())
         if check is not None:
-            check(service)
-        before = service.scheduled_state
-        service.scheduled_state = state
-        service.save()
-        operation = Operation.ENABLE if state == "ENABLED" else Operation.DISABLE
-        record_action(service, operation, acting_user, [{"field": "scheduled_state", "before": before, "after": state}])
-        publish.design_changed_on_commit(service, operation)
-    return {"reached": False, "nodes": [], "message": SERVICE_STATE_DEPLOYED}
+            check(component)
+        before = component.scheduled_state
+        component.scheduled_state = state
+        component.save()
+        operation = operation_of(before)
+        record_action(component, operation, acting_user, [{"field": "scheduled_state", "before": before, "after": state}])
+        publish.design_changed_on_commit(component, operation)
+    return before
