@@ -1,6 +1,7 @@
 """The ASGI application served by daphne: Django over HTTP, routed through Channels, behind the
 streamed request-body limit (``flowsite.limits.RequestBodyLimit``); the live WebSocket endpoint
-(``/ws/``, ``flowsite.live``) behind its origin check and authentication."""
+(``/ws/``, ``flowsite.live``) behind its origin check and authentication. The process is warmed
+up before it serves (``flowsite.warm``)."""
 
 import os
 
@@ -14,7 +15,9 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402  (Djang
 from flowsite.limits import RequestBodyLimit  # noqa: E402
 from flowsite.live.auth import live_auth  # noqa: E402
 from flowsite.live.routing import websocket_urlpatterns  # noqa: E402
+from flowsite.warm import warm_up  # noqa: E402
 
+warm_up()
 application = ProtocolTypeRouter({
     "http": RequestBodyLimit(django_application),
     "websocket": live_auth(URLRouter(websocket_urlpatterns)),

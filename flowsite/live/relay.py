@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from functools import partial
 from collections import defaultdict
 from typing import Any, Protocol
 
@@ -31,7 +32,9 @@ __all__ = ["relay"]
 log = logging.getLogger(__name__)
 
 
-@database_sync_to_async
+# Off the thread Django's synchronous views share under ASGI: the relay's work each second must
+# not hold up the page and API requests of the same process.
+@partial(database_sync_to_async, thread_sensitive=False)
 def _ask(group_ids: list[str]) -> tuple[dict[str, Any], dict[str, dict[str, dict[str, Any]]]]:
     """(the cluster's state, each group's figures); the nodes asked once. Redis not answering is a
     state with no node and figures of no group."""

@@ -96,6 +96,7 @@ export const STYLE = [
     "shape": "round-rectangle", "background-color": "#ffffff", "border-width": 1, "border-color": "#94a3b8",
     "label": "data(label)", "text-wrap": "wrap", "text-valign": "center", "text-halign": "center",
     "font-size": 11, "color": "#0f172a", "text-max-width": 244, "line-height": 1.35,
+    "min-zoomed-font-size": 5,  // labels too small to read are not drawn: a large group opens fast
     "width": (n) => sizeOf(n.data("kind"), n.data("resource"))[0],
     "height": (n) => sizeOf(n.data("kind"), n.data("resource"))[1],
   }},
@@ -117,6 +118,7 @@ export const STYLE = [
   {selector: "edge", style: {
     "curve-style": "bezier", "width": 2, "line-color": "#94a3b8", "target-arrow-shape": "triangle",
     "target-arrow-color": "#94a3b8", "label": "data(label)", "font-size": 10, "text-wrap": "wrap",
+    "min-zoomed-font-size": 5,
     "text-background-color": "#ffffff", "text-background-opacity": 1, "text-background-padding": 3,
     "text-border-width": 1, "text-border-color": "#cbd5e1", "text-border-opacity": 1,
   }},
