@@ -32,7 +32,7 @@ from flowsite.flows.models import Component, ProcessGroup
 from flowsite.flows.tenants import root_group
 
 __all__ = ["CACHE_SECONDS", "STATUS_TIMEOUT", "NodeAnswers", "ask_nodes", "awaiting_transfer", "cluster_status",
-           "forget_answers", "group_figures", "tenant_node_figures", "visible_components"]
+           "forget_answers", "group_figures", "group_live", "tenant_node_figures", "visible_components"]
 
 #: How long the nodes may take to answer a status request, in seconds.
 STATUS_TIMEOUT = 3.0
@@ -249,6 +249,12 @@ def group_figures(group_id, answers: NodeAnswers | None = None) -> dict[str, dic
     particular (the caller shows each user only what the user may view). Processors, funnels and
     ports, connections and child groups each give the figures their canvas shows
     (``_LIVE_FIGURES``), without the per-node break-down (raises redis.RedisError)."""
+    return group_live(group_id, answers)[0]
+
+
+def group_live(group_id, answers: NodeAnswers | None = None) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """``group_figures`` and the nodes' recent bulletins of the group and the components directly
+    in it (each with its ``node``), for no user in particular (raises redis.RedisError)."""
     answers = answers if answers is not None else ask_nodes()
     ids = {str(pk) for pk in Component.objects.filter(Q(pk=group_id) | Q(parent=group_id)).values_list("pk", flat=True)}
     aggregate = _Aggregate(ids)
@@ -259,7 +265,7 @@ def group_figures(group_id, answers: NodeAnswers | None = None) -> dict[str, dic
     for kind, names in _LIVE_FIGURES.items():
         for item in getattr(aggregate, kind).values():
             figures[item["id"]] = {name: item[name] for name in names}
-    return figures
+    return figures, aggregate.bulletins
 
 
 def tenant_node_figures(tenants: Iterable) -> dict[str, dict[str, int]]:

@@ -5,8 +5,9 @@ process-group detail checks it, a scoped API token narrowing it to its tenant). 
 another tenant's, one the user may not view and an anonymous user are refused alike: the socket
 is accepted, then closed with 4404. A refused bearer token closes it with the code
 ``flowsite.live.auth`` gives (4401; 4429 while the address is locked out).
-An admitted socket joins ``pg.<uuid>``, receives ``hello``, the cluster's state and the figures
-the relay last sent (when it has sent any), then ``design``, ``stats`` and ``cluster`` messages;
+An admitted socket joins ``pg.<uuid>``, receives ``hello``, the cluster's state, the figures and
+bulletins the relay last saw (when it has any), then ``design``, ``stats``, ``bulletins`` and
+``cluster`` messages;
 it only ever receives figures and design changes of the components its user may view (computed
 again when components are added, connected or removed).
 Messages from the client are ignored.
@@ -72,6 +73,7 @@ class ProcessGroupConsumer(AsyncJsonWebsocketConsumer):
         if relay.cluster is not None:
             await self.send_json({"type": "cluster", **relay.cluster})
         await self._send_stats(relay.known(str(group.pk)))
+        await self.bulletins_posted({"bulletins": relay.known_bulletins(str(group.pk))})
 
     async def disconnect(self, code: int) -> None:
         if self.group is not None:
@@ -103,6 +105,13 @@ class ProcessGroupConsumer(AsyncJsonWebsocketConsumer):
         any node answers, which, and a message)."""
         await self.send_json({"type": "cluster", "reachable": event["reachable"], "nodes": event["nodes"],
                               "message": event["message"]})
+
+    async def bulletins_posted(self, event: dict[str, Any]) -> None:
+        """Bulletins the nodes posted (handed by this process's relay): forwarded as
+        ``bulletins``, only those of components the user may view."""
+        mine = [bulletin for bulletin in event["bulletins"] if bulletin.get("source_id") in self.visible]
+        if mine:
+            await self.send_json({"type": "bulletins", "bulletins": mine})
 
     async def _send_stats(self, components: dict[str, Any]) -> None:
         mine = {pk: figures for pk, figures in components.items() if pk in self.visible}

@@ -3,8 +3,9 @@
 One asyncio task per web process runs while any socket of this process subscribes to a process
 group: every ``LIVE_INTERVAL_SECONDS`` it asks the nodes for their status once (in a thread;
 ``flowsite.cluster.status.ask_nodes``, answers cached for about a second whoever asks),
-compares each subscribed group's figures (``group_figures``) with those it sent before and hands
-only the components that changed to this process's own sockets on that group (each consumer
+compares each subscribed group's figures (``group_live``) with those it sent before and hands
+only the components that changed, and the bulletins the nodes posted since, to this process's
+own sockets on that group (each consumer
 keeps what its user may view). Every web process relays to its own sockets only, so a socket
 receives each change once however many replicas serve the group (design events, which happen
 once, travel through the channel layer instead). When the set of nodes that answer changes (the
@@ -25,7 +26,7 @@ from channels.db import database_sync_to_async
 from django.conf import settings
 
 from flowsite.cluster.redis import unreachable_message
-from flowsite.cluster.status import NO_NODE, ask_nodes, group_figures
+from flowsite.cluster.status import NO_NODE, ask_nodes, group_live
 
 __all__ = ["relay"]
 
@@ -35,12 +36,12 @@ log = logging.getLogger(__name__)
 # Off the thread Django's synchronous views share under ASGI: the relay's work each second must
 # not hold up the page and API requests of the same process.
 @partial(database_sync_to_async, thread_sensitive=False)
-def _ask(group_ids: list[str]) -> tuple[dict[str, Any], dict[str, dict[str, dict[str, Any]]]]:
-    """(the cluster's state, each group's figures); the nodes asked once. Redis not answering is a
-    state with no node and figures of no group."""
+def _ask(group_ids: list[str]) -> tuple[dict[str, Any], dict[str, tuple[dict[str, Any], list[dict[str, Any]]]]]:
+    """(the cluster's state, each group's figures and bulletins); the nodes asked once. Redis not
+    answering is a state with no node and nothing of any group."""
     try:
         answers = ask_nodes()
-        figures = {group_id: group_figures(group_id, answers) for group_id in group_ids}
+        figures = {group_id: group_live(group_id, answers) for group_id in group_ids}
     except redis.RedisError:  # the same message each time: the state is sent once, not every second
         return {"reachable": False, "nodes": [], "message": unreachable_message()}, {}
     nodes = sorted(node for node, reply in answers.replies.items() if reply.ok)
@@ -55,6 +56,8 @@ class Subscriber(Protocol):
 
     async def cluster_state(self, event: dict[str, Any]) -> None: ...
 
+    async def bulletins_posted(self, event: dict[str, Any]) -> None: ...
+
 
 class Relay:
     """This process's sockets per group, what was sent last, and the task that sends the changes."""
@@ -62,6 +65,7 @@ class Relay:
     def __init__(self) -> None:
         self.subscribers: defaultdict[str, set[Subscriber]] = defaultdict(set)
         self.sent: dict[str, dict[str, dict[str, Any]]] = {}
+        self.bulletins: dict[str, dict[tuple[str, int], dict[str, Any]]] = {}
         self.cluster: dict[str, Any] | None = None
         self.task: asyncio.Task | None = None
 
@@ -77,6 +81,7 @@ class Relay:
         if not self.subscribers[group_id]:
             del self.subscribers[group_id]
             self.sent.pop(group_id, None)
+            self.bulletins.pop(group_id, None)
         if not self.subscribers and self.task is not None:
             self.task.cancel()
             self.task = None
@@ -85,6 +90,10 @@ class Relay:
     def known(self, group_id: str) -> dict[str, dict[str, Any]]:
         """The figures last sent for ``group_id`` (what a new subscriber starts from)."""
         return self.sent.get(group_id, {})
+
+    def known_bulletins(self, group_id: str) -> list[dict[str, Any]]:
+        """The nodes' recent bulletins of ``group_id`` last seen (what a new subscriber starts from)."""
+        return list(self.bulletins.get(group_id, {}).values())
 
     async def _run(self) -> None:
         while self.subscribers:
@@ -101,7 +110,7 @@ class Relay:
         if cluster != self.cluster:
             self.cluster = cluster
             await self._hand(group_ids, "cluster_state", cluster)
-        for group_id, figures in current.items():
+        for group_id, (figures, bulletins) in current.items():
             if group_id not in self.subscribers:  # the last socket left meanwhile
                 continue
             previous = self.sent.get(group_id, {})
@@ -109,6 +118,12 @@ class Relay:
             self.sent[group_id] = figures
             if changed:
                 await self._hand([group_id], "stats_delta", {"components": changed})
+            seen = self.bulletins.get(group_id, {})
+            recent = {(b["node"], b["id"]): b for b in bulletins}
+            self.bulletins[group_id] = recent
+            posted = [b for key, b in recent.items() if key not in seen]
+            if posted:
+                await self._hand([group_id], "bulletins_posted", {"bulletins": posted})
 
     async def _hand(self, group_ids: list[str], handler: str, event: dict[str, Any]) -> None:
         sockets = [s for group_id in group_ids for s in list(self.subscribers.get(group_id, ()))]

@@ -39,6 +39,13 @@ function percent(part, whole) {
   return part !== undefined && whole ? `${Math.min(100, Math.round((100 * part) / whole))}%` : "–";
 }
 
+/** The newest bulletin of the last five minutes (the nodes keep no older ones), shortened. */
+function bulletinLine(bulletin) {
+  if (!bulletin || Date.now() / 1000 - bulletin.timestamp > 300) return "";
+  const text = bulletin.message.length > 48 ? `${bulletin.message.slice(0, 47)}…` : bulletin.message;
+  return `⚑ ${bulletin.level}: ${text}`;
+}
+
 /** The lines a node shows: name, kind or type, run state, problems and the 5-minute figures. */
 export function nodeLabel(kind, resource, figures = {}) {
   if (kind === "FUNNEL") return "";
@@ -51,7 +58,8 @@ export function nodeLabel(kind, resource, figures = {}) {
       `In ${figure(figures.flowfiles_in, figures.bytes_in)}  Read ${amount(figures.bytes_read)}  ` +
       `Written ${amount(figures.bytes_written)}`,
       `Out ${figure(figures.flowfiles_out, figures.bytes_out)}  Tasks ${figures.active_threads ?? "–"}`,
-    ].join("\n");
+      bulletinLine(figures.bulletin),
+    ].filter(Boolean).join("\n");
   }
   if (kind === "PROCESS_GROUP") {
     const c = resource.contents;
@@ -111,6 +119,7 @@ export const STYLE = [
     "border-width": 2, "border-color": (n) => STATE_COLOURS[n.data("resource").state] || "#64748b",
   }},
   {selector: "node[kind = 'PROCESSOR'][label *= '⚠']", style: {"background-color": "#fef2f2"}},
+  {selector: "node[kind = 'PROCESSOR'][label *= '⚑']", style: {"background-color": "#fff7ed"}},
   {selector: "node[kind = 'PROCESS_GROUP']", style: {"background-color": "#eef2ff", "border-width": 2, "border-style": "double"}},
   {selector: "node[kind = 'FUNNEL']", style: {"shape": "ellipse", "background-color": "#e2e8f0"}},
   {selector: "node[kind = 'INPUT_PORT'], node[kind = 'OUTPUT_PORT']", style: {"shape": "round-tag", "background-color": "#f0fdf4"}},

@@ -128,6 +128,15 @@ export function applyStats(components) {
   }
 }
 
+/** Show the nodes' newest bulletin on each component it names (the socket calls this). */
+export function applyBulletins(bulletins) {
+  const newest = {};
+  for (const bulletin of bulletins) {
+    if (!newest[bulletin.source_id] || newest[bulletin.source_id].timestamp < bulletin.timestamp) newest[bulletin.source_id] = bulletin;
+  }
+  applyStats(Object.fromEntries(Object.entries(newest).map(([id, bulletin]) => [id, {bulletin}])));
+}
+
 /** Take in a design change made elsewhere: ``{id?, kind?, groupId?}``; reloads what it names
  *  (one component when ``id`` and ``kind`` are given, else the whole group). */
 export async function applyDesignChange(event = {}) {
@@ -411,6 +420,7 @@ function goLive() {
   app.dataset.live = "connecting";
   return new LiveGroup(groupId, {
     stats: (message) => applyStats(message.components),
+    bulletins: (message) => applyBulletins(message.bulletins),
     design: (message) => applyDesignChange({id: message.component, kind: message.kind,
                                             groupId: message.component === groupId ? groupId : message.parent})
       .catch((error) => say(describe(error))),
@@ -428,7 +438,7 @@ function goLive() {
 }
 
 wire();
-window.flowsiteCanvas = {cy, applyStats, applyDesignChange, setSocketConnected};
+window.flowsiteCanvas = {cy, applyStats, applyBulletins, applyDesignChange, setSocketConnected};
 reload().then(() => fetchStats().catch(() => {})).catch((error) => say(describe(error))).finally(() => {
   goLive();
   setTimeout(pollStats, POLL_SECONDS * 1000);

@@ -1,5 +1,6 @@
 """The canvas live, in real browsers, served by a real daphne, on real nodes running the flow:
-started from the canvas, a processor's Out and its connection's queue move without a reload;
+started from the canvas, a processor's Out and its connection's queue move without a reload, and
+a node's bulletin shows on its component;
 a second user's canvas shows the first one's edit; another tenant's user is refused the socket
 (closed with 4404) and the page (404); after the web process restarts the canvas reconnects by
 itself and goes on updating."""
@@ -60,7 +61,8 @@ def _not_reloaded(page: Page) -> bool:
 
 
 @pytest.mark.browser
-def test_the_canvas_goes_live_across_users_tenants_and_a_web_restart(redis_url, deployed, tenant_a, tenant_b):
+def test_the_canvas_goes_live_across_users_tenants_and_a_web_restart(redis_url, cluster, deployed, tenant_a,
+                                                                      tenant_b):
     flow_a, _, _, _ = deployed
     gen, conn = flow_a["gen"], flow_a["conn"]
     Processor.objects.filter(pk=flow_a["log"].pk).update(position_x=500.0, position_y=300.0)  # not on top of gen
@@ -82,6 +84,9 @@ def test_the_canvas_goes_live_across_users_tenants_and_a_web_restart(redis_url, 
         queued = _figure(alice, conn.pk, "Queued")
         wait_until(lambda: _figure(alice, conn.pk, "Queued") > queued, 10, "the queue grows on")
         wait_until(lambda: _figure(carol, conn.pk, "Queued") > 0, 10, "carol's canvas moves too")
+        cluster.nodes[0].node.controller.bulletins.post("ERROR", str(gen.pk), "gen", "Processor",
+                                                        str(tenant_a.root.pk), "disk full on purpose")
+        wait_until(lambda: "⚑ ERROR: disk full on purpose" in _label(alice, gen.pk), 10, "the node's bulletin shown")
         alice.locator("[data-action=stop]").click()
         wait_until(lambda: _state(alice, port, gen.pk) == "STOPPED", 10, "gen stopped")
         alice.get_by_role("button", name="Terminate all").click()  # the nodes end any task still running

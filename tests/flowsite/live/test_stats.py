@@ -138,3 +138,29 @@ def test_the_relay_asks_the_nodes_only_while_a_socket_is_open(web, cluster, depl
     after = cluster.client.xlen(stream)
     time.sleep(3)
     assert cluster.client.xlen(stream) == after, "no socket, no status request"
+
+
+def test_a_nodes_bulletins_reach_those_who_may_view_their_component_once(web, cluster, deployed, tenant_a,
+                                                                          tenant_b, admin_a):
+    flow_a, flow_b, _, _ = deployed
+    root = tenant_a.root
+    member = tenant_a.member()
+    access.grant(root, access.VIEW, user=member)
+    access.grant(flow_a["log"], access.VIEW, user=admin_a)  # ``log`` has a policy of its own the member lacks
+    with web.socket(root.pk, user=admin_a) as admin_socket, web.socket(root.pk, user=member) as member_socket, \
+            web.socket(tenant_b.root.pk, user=tenant_b.admin()) as other_socket:
+        for socket in (admin_socket, member_socket, other_socket):
+            assert receive(socket)["type"] == "hello"
+        board = cluster.nodes[0].node.controller.bulletins  # the real node's own bulletin board
+        for name in ("gen", "log"):
+            board.post("ERROR", str(flow_a[name].pk), name, "Processor", str(root.pk), f"{name} failed on purpose")
+
+        def posted(messages):
+            return [b["message"] for m in messages if m["type"] == "bulletins" for b in m["bulletins"]]
+        admin_messages = collect(admin_socket, 15, until=lambda got: len(posted(got)) >= 2)
+        member_messages = collect(member_socket, 4)
+        other_messages = collect(other_socket, 2)
+        later = collect(admin_socket, 3)
+    assert sorted(posted(admin_messages)) == ["gen failed on purpose", "log failed on purpose"]
+    assert posted(member_messages) == ["gen failed on purpose"]
+    assert posted(other_messages) == [] and posted(later) == []  # the other tenant never; nothing twice
