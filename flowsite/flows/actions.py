@@ -83,15 +83,17 @@ def field_changes(before: dict[str, Any], after: dict[str, Any]) -> list[dict[st
     return changes
 
 
-def record_action(component: Component, operation: str, acting_user, changes: list[dict[str, Any]],
-                  user_name: str = "") -> FlowAction:
-    """Write the history row of ``operation`` on ``component`` by ``acting_user`` (None for a
-    program without a user, named by ``user_name``)."""
+def record_action(component, operation: str, acting_user, changes: list[dict[str, Any]], user_name: str = "",
+                  kind: str | None = None) -> FlowAction:
+    """Write the history row of ``operation`` on ``component`` (a component, or a parameter
+    context with its ``kind`` given) by ``acting_user`` (None for a program without a user,
+    named by ``user_name``)."""
     return FlowAction.objects.create(
         tenant_id=component.tenant_id, user=acting_user if getattr(acting_user, "pk", None) else None,
         user_name=acting_user.get_username() if acting_user is not None else user_name, operation=operation,
-        component_id=component.pk, component_kind=component.kind, component_name=component.name,
-        component_type=getattr(component, "type", "") or "", group_id=component.parent_id, changes=changes)
+        component_id=component.pk, component_kind=kind or component.kind, component_name=component.name,
+        component_type=getattr(component, "type", "") or "", group_id=getattr(component, "parent_id", None),
+        changes=changes)
 
 
 def do_create_component(component: Component, *, acting_user, client_id: str = "") -> Component:

@@ -12,8 +12,9 @@ from typing import Any
 
 from django.db import transaction
 
+from flowsite.flows.actions import record_action
 from flowsite.flows.definition import parameter_context_binding
-from flowsite.flows.models import ActionKind, FlowAction, Operation, ParameterContext
+from flowsite.flows.models import ActionKind, Operation, ParameterContext
 from flowsite.flows.revisions import Revision, StaleRevisionError, is_current
 from flowsite.flows.secrets import current_key
 
@@ -23,13 +24,7 @@ __all__ = ["KEEP", "do_create_parameter_context", "do_delete_parameter_context",
 #: cannot be read back, so a client resending the list does not know it).
 KEEP = object()
 _HIDDEN = "********"
-
-
-def _record(context: ParameterContext, operation: str, acting_user, changes: list[dict[str, Any]]) -> None:
-    FlowAction.objects.create(
-        tenant_id=context.tenant_id, user=acting_user if getattr(acting_user, "pk", None) else None,
-        user_name=acting_user.get_username(), operation=operation, component_id=context.pk,
-        component_kind=ActionKind.PARAMETER_CONTEXT, component_name=context.name, changes=changes)
+_KIND = ActionKind.PARAMETER_CONTEXT
 
 
 def _snapshot(context: ParameterContext) -> dict[str, Any]:
@@ -91,7 +86,7 @@ def do_create_parameter_context(context: ParameterContext, parameters: list[dict
         context.last_modifier = acting_user.get_username()
         context.last_client_id = client_id
         context.save()
-        _record(context, Operation.ADD, acting_user, _changes({}, _snapshot(context)))
+        record_action(context, Operation.ADD, acting_user, _changes({}, _snapshot(context)), kind=_KIND)
     return context
 
 
@@ -120,7 +115,7 @@ def do_update_parameter_context(context: ParameterContext, apply: Callable[[Para
         if parameters is not None:
             _set_parameters(context, parameters)
         context.save()
-        _record(context, Operation.CONFIGURE, acting_user, _changes(before, _snapshot(context)))
+        record_action(context, Operation.CONFIGURE, acting_user, _changes(before, _snapshot(context)), kind=_KIND)
     return context
 
 
@@ -131,5 +126,5 @@ def do_delete_parameter_context(context: ParameterContext, *, version: int | Non
         _lock(context, version, client_id, acting_user)
         if check is not None:
             check(context)
-        _record(context, Operation.REMOVE, acting_user, _changes(_snapshot(context), {}))
+        record_action(context, Operation.REMOVE, acting_user, _changes(_snapshot(context), {}), kind=_KIND)
         context.delete()
