@@ -59,6 +59,7 @@ class TenantAccess:
     def __init__(self, user, tenant: Tenant) -> None:
         self.user = user
         self.tenant = tenant
+        self._permitted: dict[str, list[uuid.UUID] | None] = {}
 
     @cached_property
     def is_member(self) -> bool:
@@ -124,9 +125,11 @@ class TenantAccess:
 
     def permitted_ids(self, action: str) -> list[uuid.UUID] | None:
         """The ids of the tenant's components on which the user may perform ``action``; None when
-        that is every one of them (a filter by id would only cost time)."""
-        permitted = [component_id for component_id in self._parents if self.can(component_id, action)]
-        return None if len(permitted) == len(self._parents) else permitted
+        that is every one of them (a filter by id would only cost time). Worked out once per action."""
+        if action not in self._permitted:
+            permitted = [component_id for component_id in self._parents if self.can(component_id, action)]
+            self._permitted[action] = None if len(permitted) == len(self._parents) else permitted
+        return self._permitted[action]
 
     def _decide(self, component_id: uuid.UUID | None, action: str) -> bool | None:
         exists, held = self._policies
