@@ -19,7 +19,8 @@ function messageOf(body, status) {
   return `the request failed (HTTP ${status})`;
 }
 
-class Panel {
+/** A progress panel in ``element``: a title, a bar (indeterminate without a total), lines of detail. */
+export class Panel {
   constructor(element) {
     this.element = element;
     this.element.hidden = false;

@@ -1,0 +1,43 @@
+// Exporting a provenance search's result (CSV or JSON): the export request, its progress in place,
+// then a link that downloads the file.
+
+import {apiUrl, describe} from "./canvas-api.js";
+import {element} from "./dom.js";
+import {RequestProgress} from "./request-progress.js";
+import {RequestFollower, Superseded} from "./requests.js";
+
+export class ProvenanceExport {
+  /** The export of the results shown in ``root`` (its [data-export] buttons name the formats). */
+  constructor(root) {
+    this.area = root.querySelector("#export-area");
+    this.progress = new RequestProgress(root.querySelector("#export-progress"), "Exporting");
+    this.follower = new RequestFollower("provenance-exports", "provenanceExport");
+    this.request = null;
+    root.addEventListener("click", (event) => {
+      const button = event.target.closest("[data-export]");
+      if (button) this.export(button.dataset.export);
+    });
+  }
+
+  /** A new search: its ``request`` (the provenance query's) is what an export exports. */
+  reset(request) {
+    this.request = request;
+    this.area.hidden = true;
+    this.follower.forget();
+  }
+
+  async export(format) {
+    this.area.hidden = false;
+    this.progress.start();
+    try {
+      const done = await this.follower.run({provenanceExport: {format, request: this.request}},
+                                           (request) => this.progress.show(request));
+      this.progress.finish(done.partial ? "failed" : "done",
+        `The ${format.toUpperCase()} export is ready${done.partial ? " (a partial result)" : ""}.`, done);
+      this.progress.element.append(element("a", {class: "btn btn-sm btn-primary", href: apiUrl(`${done.uri}/content`),
+                                                 download: ""}, `Download ${format.toUpperCase()}`));
+    } catch (error) {
+      if (!(error instanceof Superseded)) this.progress.finish("failed", `The export failed: ${describe(error).join(" — ")}`);
+    }
+  }
+}
