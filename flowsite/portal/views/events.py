@@ -5,7 +5,6 @@ Searching needs the session tenant's *query provenance* policy, as the API does.
 
 from __future__ import annotations
 
-import uuid as uuids
 from urllib.parse import quote
 
 from django.contrib.auth.decorators import login_required
@@ -103,28 +102,19 @@ def _claims(event: dict) -> list[dict]:
     return claims
 
 
-def _component_id(event: dict):
-    try:
-        return uuids.UUID(str(event.get("componentId")))
-    except ValueError:
-        return None
-
-
 @login_required
 def event(request, event_id):
-    """Every field of an event, its attributes (what it changed marked), its content and replay."""
-    tenant = _querying_tenant(request, required=True)
+    """Every field of an event, its attributes (what it changed marked), its content and replay.
+    What the user may not see the API leaves out: no attributes or content claims without *view
+    the data*, replay unavailable (and why) without *modify the data*."""
     found = _event_or_404(request, event_id)
-    allowed = tenant_access(request, tenant)
-    component = _component_id(found)
-    can_view_data = component is not None and allowed.can(component, policies.VIEW_DATA)
+    attributes = found.get("attributes")
     return render(request, "portal/provenance/event.html", {
-        "event": found, "facts": _facts(found), "attributes": _attributes(found), "claims": _claims(found),
+        "event": found, "facts": _facts(found), "claims": _claims(found),
+        "can_view_data": attributes is not None, "attributes": _attributes(found),
         "families": [{"title": "Parent FlowFiles", "noun": "parent", "uuids": found.get("parentUuids") or []},
                      {"title": "Child FlowFiles", "noun": "child", "uuids": found.get("childUuids") or []}],
-        "mime_type": next((a.get("value") for a in found.get("attributes") or [] if a["name"] == "mime.type"), ""),
-        "can_view_data": can_view_data and "attributes" in found,
-        "can_modify_data": component is not None and allowed.can(component, policies.MODIFY_DATA),
+        "mime_type": next((a.get("value") for a in attributes or [] if a["name"] == "mime.type"), ""),
     })
 
 

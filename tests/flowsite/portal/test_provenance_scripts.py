@@ -1,0 +1,165 @@
+"""The provenance and queue pages' scripts in a real browser against a stand-in API (Playwright
+answers /api/v1/… itself): what the scripts send, and what they show of every answer the
+contract allows — progress, pages of results, a partial result, failures, the content viewer's
+views. The same pages against real nodes: test_provenance_browser.py."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from playwright.sync_api import Route, expect
+
+from tests.flowsite.browser import chromium_page, log_in
+
+pytestmark = pytest.mark.browser
+
+
+def events(count: int) -> list[dict]:
+    return [{"id": f"n1:{count - i}", "eventId": count - i, "eventTime": f"08/22/2026 10:{i // 60:02d}:{i % 60:02d}.000 UTC",
+             "eventType": "DROP" if i % 2 else "CREATE", "flowFileUuid": f"ff-{i}", "fileSize": "10 bytes",
+             "componentId": "c-1", "componentName": "gen", "componentType": "GenerateFlowFile", "clusterNodeId": "n1"}
+            for i in range(count)]
+
+
+def request_resource(kind: str, id_: str, *, finished: bool, percent: int, partial: bool = False, **extra) -> dict:
+    nodes = {"asked": ["n1", "n2"], "answered": ["n1"] + ([] if partial or not finished else ["n2"]),
+             "missing": [{"node": "n2", "reason": "did not answer within 10 s"}] if partial else []}
+    return {"id": id_, "uri": f"/api/v1/{kind}/{id_}", "percentCompleted": percent, "finished": finished,
+            "state": "done" if finished else "running", "failureReason": None, "partial": partial, "nodes": nodes,
+            **extra}
+
+
+class FakeApi:
+    """Answers the page's API calls from ``answers``: {(method, path regex): callable(route, body)}."""
+
+    def __init__(self, page, answers):
+        self.calls: list[tuple[str, str, object]] = []
+        self.answers = answers
+        page.route(re.compile(r".*/api/v1/.*"), self.handle)
+
+    def handle(self, route: Route) -> None:
+        request = route.request
+        path = re.sub(r"^https?://[^/]+", "", request.url)
+        body = json.loads(request.post_data) if request.post_data else None
+        self.calls.append((request.method, path, body))
+        for (method, pattern), answer in self.answers.items():
+            if method == request.method and re.fullmatch(pattern, path):
+                return answer(route, body)
+        route.fulfill(status=404, json={"status": 404, "message": f"nothing at {path}"})
+
+
+def answer(status: int, body) -> callable:
+    return lambda route, _: route.fulfill(status=status, json=body)
+
+
+def test_a_search_shows_its_progress_then_pages_of_events_and_says_what_is_missing(live_server, transactional_db, admin_a):
+    polls = iter([request_resource("provenance", "q1", finished=False, percent=50),
+                  request_resource("provenance", "q1", finished=True, percent=100, partial=True,
+                                   results={"provenanceEvents": events(120), "total": "120", "totalCount": 120,
+                                            "oldestEvent": "08/21/2026 00:00:00.000 UTC"})])
+    exported = iter([request_resource("provenance-exports", "x1", finished=False, percent=0),
+                     request_resource("provenance-exports", "x1", finished=True, percent=100)])
+    with chromium_page() as page:
+        api = FakeApi(page, {
+            ("POST", "/api/v1/provenance"): answer(201, {"provenance": request_resource("provenance", "q1", finished=False, percent=0)}),
+            ("GET", "/api/v1/provenance/q1"): lambda route, _: route.fulfill(json={"provenance": next(polls)}),
+            ("DELETE", "/api/v1/provenance/q1"): answer(200, {}),
+            ("POST", "/api/v1/provenance-exports"): answer(202, {"provenanceExport": next(exported)}),
+            ("GET", "/api/v1/provenance-exports/x1"): lambda route, _: route.fulfill(json={"provenanceExport": next(exported)}),
+        })
+        page.goto(f"{live_server.url}/provenance/?componentId=c-1&exclude=componentId&attributeName=filename&attributeValue=a*")
+        log_in_if_asked(page)
+        expect(page.locator("#results-total")).to_have_text("120")
+        posted = next(body for method, path, body in api.calls if (method, path) == ("POST", "/api/v1/provenance"))
+        assert posted == {"provenance": {"request": {"maxResults": 1000, "searchTerms": {
+            "ProcessorID": {"value": "c-1", "inverse": True}, "filename": {"value": "a*", "inverse": False}}}}}
+        expect(page.locator("#search-progress")).to_contain_text("n2: did not answer — did not answer within 10 s")
+        expect(page.locator("#partial-note")).to_contain_text("Partial result: n2 (did not answer within 10 s)")
+        rows = page.locator("#events-table tbody tr")
+        expect(rows).to_have_count(50)
+        expect(rows.first).to_contain_text("ff-0")
+        expect(page.locator("[data-showing]")).to_have_text("Showing 1–50 of 120")
+        page.get_by_role("button", name="Next").click()
+        page.get_by_role("button", name="Next").click()
+        expect(rows).to_have_count(20)
+        expect(page.locator("[data-showing]")).to_have_text("Showing 101–120 of 120")
+        expect(rows.first.get_by_role("link", name="Details")).to_have_attribute("href", "/provenance/events/n1%3A20/")
+
+        page.get_by_role("button", name="CSV").click()
+        expect(page.get_by_role("link", name="Download CSV")).to_have_attribute("href", "/api/v1/provenance-exports/x1/content")
+        posted = next(body for method, path, body in api.calls if (method, path) == ("POST", "/api/v1/provenance-exports"))
+        assert posted["provenanceExport"]["format"] == "csv"
+
+        page.get_by_label("Event type").fill("DROP")
+        page.get_by_role("button", name="Search").click()
+        expect(page).to_have_url(re.compile(r"eventType=DROP"))
+        assert ("DELETE", "/api/v1/provenance/q1", None) in api.calls, "a new search forgets the previous request"
+
+
+def log_in_if_asked(page) -> None:
+    if "/login/" in page.url:
+        page.get_by_label("Username").fill("alice")
+        page.get_by_label("Password").fill("correct horse battery staple")
+        page.get_by_role("button", name="Log in").click()
+
+
+def content(body: bytes, *, mime: str = "application/octet-stream", size: int | None = None):
+    """A content endpoint's answer to the viewer's Range request (206 with the total size)."""
+    def fulfill(route, _):
+        wanted = re.match(r"bytes=(\d+)-(\d+)", route.request.headers.get("range", ""))
+        assert wanted, "the viewer asks for its first chunk by an HTTP range"
+        first, last = int(wanted[1]), int(wanted[2])
+        chunk = body[first:last + 1]
+        route.fulfill(status=206, body=chunk, headers={
+            "Content-Type": mime, "Content-Range": f"bytes {first}-{first + len(chunk) - 1}/{size or len(body)}"})
+    return fulfill
+
+
+def test_a_queue_listing_opens_a_flowfile_with_its_content(live_server, transactional_db, admin_a, tenant_a):
+    from flowsite.flows.models import Connection
+    from tests.flowsite.portal.conftest import add_processor
+    gen, log = add_processor(tenant_a.root, "GenerateFlowFile", "gen"), add_processor(tenant_a.root, "LogAttribute", "log")
+    conn = Connection.objects.create(parent=tenant_a.root, tenant=tenant_a.tenant, source=gen, destination=log,
+                                     selected_relationships=["success"])
+    base = f"/api/v1/flowfile-queues/{conn.pk}"
+    summaries = [{"uuid": f"u-{i}", "filename": f"f{i}.json", "position": i + 1, "size": 2048, "queuedDuration": 61_000,
+                  "lineageDuration": 3_723_004, "penaltyExpiresIn": 0, "penalized": i == 1, "clusterNodeId": "n1"}
+                 for i in range(3)]
+    listing = request_resource(f"flowfile-queues/{conn.pk}/listing-requests", "l1", finished=True, percent=100,
+                               queueSize={"objectCount": 7, "byteCount": 14_336}, flowFileSummaries=summaries,
+                               sourceRunning=True, destinationRunning=False)
+    document = json.dumps({"name": "x", "list": [1, 2]}).encode()
+    flowfile = {**summaries[0], "attributes": {"filename": "f0.json", "mime.type": "application/json", "uuid": "u-0"},
+                "contentClaimContainer": "default", "contentClaimSection": "1", "contentClaimIdentifier": "1-1",
+                "contentClaimOffset": 0, "contentClaimFileSize": "20 bytes"}
+    with chromium_page() as page:
+        FakeApi(page, {
+            ("POST", f"{base}/listing-requests"): answer(202, {"listingRequest": listing}),
+            ("DELETE", f"{base}/listing-requests/l1"): answer(200, {}),
+            ("GET", f"{base}/flowfiles/u-0\\?clusterNodeId=n1"): answer(200, {"flowFile": flowfile}),
+            ("GET", f"{base}/flowfiles/u-0/content\\?clusterNodeId=n1"): content(document, mime="application/json"),
+        })
+        page.goto(f"{live_server.url}/connections/{conn.pk}/queue/")
+        log_in_if_asked(page)
+        expect(page.locator("#queue-totals")).to_have_text("7 FlowFile(s), 14 KB, queued on every node; 3 listed.")
+        expect(page.locator("#listing-note")).to_contain_text("The source is running")
+        rows = page.locator("#flowfiles-table tbody tr")
+        expect(rows).to_have_count(3)
+        expect(rows.nth(0)).to_contain_text("00:01:01.000")
+        expect(rows.nth(0)).to_contain_text("01:02:03.004")
+        expect(rows.nth(1)).to_contain_text("penalized")
+
+        rows.nth(0).get_by_role("button", name="Details").click()
+        dialog = page.get_by_role("dialog")
+        expect(dialog).to_contain_text("mime.type")
+        viewer = dialog.locator(".content-viewer")
+        expect(viewer).to_have_attribute("data-view", "json")
+        expect(viewer.locator("pre")).to_have_text(json.dumps({"name": "x", "list": [1, 2]}, indent=2))
+        viewer.get_by_role("button", name="Hex").click()
+        expect(viewer.locator("pre")).to_contain_text('00000000  7b 22 6e 61 6d 65 22 3a  20 22 78 22 2c 20 22 6c  |{"name": "x", "l|')
+        expect(viewer.get_by_role("link", name="Download")).to_have_attribute(
+            "href", f"{base}/flowfiles/u-0/content?clusterNodeId=n1")
+        dialog.get_by_role("button", name="Close").click()
+        expect(dialog).to_be_hidden()
