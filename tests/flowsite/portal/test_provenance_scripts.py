@@ -92,7 +92,7 @@ def test_a_search_shows_its_progress_then_pages_of_events_and_says_what_is_missi
         posted = next(body for method, path, body in api.calls if (method, path) == ("POST", "/api/v1/provenance-exports"))
         assert posted["provenanceExport"]["format"] == "csv"
 
-        page.get_by_label("Event type").fill("DROP")
+        page.get_by_label("Event type", exact=True).fill("DROP")
         page.get_by_role("button", name="Search").click()
         expect(page).to_have_url(re.compile(r"eventType=DROP"))
         assert ("DELETE", "/api/v1/provenance/q1", None) in api.calls, "a new search forgets the previous request"
