@@ -85,7 +85,7 @@ async function showNode(data) {
     panel.replaceChildren(heading, element("dl", {class: "facts"}, field("UUID", element("span", {class: "mono"}, data.flowFileUuid))),
       element("div", {class: "actions"},
         data.flowFileUuid !== flowFile ? element("a", {class: "btn btn-sm", href: lineageUrl(data.flowFileUuid)}, "Its lineage") : [],
-        element("a", {class: "btn btn-sm", href: `/provenance/?flowFileUuid=${encodeURIComponent(data.flowFileUuid)}`}, "Its events")));
+        element("a", {class: "btn btn-sm", href: `${app.dataset.provenanceUrl}?flowFileUuid=${encodeURIComponent(data.flowFileUuid)}`}, "Its events")));
   } else if (data.eventType === "UNKNOWN") {
     heading.textContent = "Unknown event";
     panel.replaceChildren(heading, element("p", {class: "muted"},

@@ -76,10 +76,11 @@ function showResults(request) {
 
 async function search() {
   problem.hidden = true;
-  exporter.reset(criteria());
   progress.start();
   try {
-    const done = await follower.run({provenance: {request: criteria()}}, (request) => progress.show(request));
+    const request = criteria();
+    exporter.reset(request);
+    const done = await follower.run({provenance: {request}}, (answer) => progress.show(answer));
     const count = done.results?.provenanceEvents?.length ?? 0;
     progress.finish(done.partial ? "failed" : "done",
       `Found ${count.toLocaleString("en")} event(s)${done.partial ? " — a partial result" : ""}.`, done);
