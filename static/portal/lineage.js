@@ -113,6 +113,7 @@ async function showNode(data) {
 }
 
 graph.onTap((data) => showNode(data));
+window.flowsiteLineage = graph;  // for tests and the console, as the canvas's window.flowsiteCanvas
 document.getElementById("lineage-list").addEventListener("click", async (event) => {
   const button = event.target.closest("[data-select]");
   if (!button) return;

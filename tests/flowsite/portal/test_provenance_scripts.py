@@ -163,3 +163,56 @@ def test_a_queue_listing_opens_a_flowfile_with_its_content(live_server, transact
             "href", f"{base}/flowfiles/u-0/content?clusterNodeId=n1")
         dialog.get_by_role("button", name="Close").click()
         expect(dialog).to_be_hidden()
+
+
+def lineage_node(id_: str, kind: str, uuid: str, millis: int, event_type: str | None = None, **extra) -> dict:
+    return {"id": id_, "type": kind, "flowFileUuid": uuid, "parentUuids": [], "childUuids": [], "eventType": event_type,
+            "millis": millis, "timestamp": f"08/22/2026 10:00:0{millis % 10}.000 UTC", "clusterNodeIdentifier": "n1",
+            **extra}
+
+
+def test_a_lineage_graph_in_time_order_whose_events_open_and_expand(live_server, transactional_db, admin_a):
+    first = {"nodes": [lineage_node("ff-1", "FLOWFILE", "ff-1", 1),
+                       lineage_node("n1:1", "EVENT", "ff-1", 1, "CREATE"),
+                       lineage_node("n1:2", "EVENT", "ff-1", 2, "FORK", childUuids=["ff-2"]),
+                       lineage_node("n1:3", "EVENT", "ff-1", 3, "UNKNOWN")],
+             "links": [{"sourceId": "ff-1", "targetId": "n1:1", "flowFileUuid": "ff-1"},
+                       {"sourceId": "n1:1", "targetId": "n1:2", "flowFileUuid": "ff-1"},
+                       {"sourceId": "n1:2", "targetId": "n1:3", "flowFileUuid": "ff-1"}]}
+    children = {"nodes": [lineage_node("n1:2", "EVENT", "ff-1", 2, "FORK", childUuids=["ff-2"]),
+                          lineage_node("ff-2", "FLOWFILE", "ff-2", 2),
+                          lineage_node("n1:4", "EVENT", "ff-2", 4, "DROP")],
+                "links": [{"sourceId": "n1:2", "targetId": "ff-2", "flowFileUuid": "ff-2"},
+                          {"sourceId": "ff-2", "targetId": "n1:4", "flowFileUuid": "ff-2"}]}
+    answers = iter([first, children])
+    with chromium_page() as page:
+        api = FakeApi(page, {
+            ("POST", "/api/v1/provenance/lineage"): lambda route, _: route.fulfill(status=201, json={"lineage": request_resource(
+                "provenance/lineage", "g1", finished=True, percent=100, results=next(answers))}),
+            ("DELETE", "/api/v1/provenance/lineage/g1"): answer(200, {}),
+            ("GET", "/api/v1/provenance-events/n1%3A2"): answer(200, {"provenanceEvent": {
+                "id": "n1:2", "eventType": "FORK", "eventTime": "08/22/2026 10:00:02.000 UTC", "componentName": "split",
+                "componentType": "SplitText", "fileSize": "10 bytes"}}),
+        })
+        page.goto(f"{live_server.url}/provenance/flowfiles/ff-1/lineage/")
+        log_in_if_asked(page)
+        expect(page.locator("#lineage-app")).to_have_attribute("data-loaded", "true")
+        assert api.calls[0][2] == {"lineage": {"request": {"lineageRequestType": "FLOWFILE", "uuid": "ff-1"}}}
+        heights = page.evaluate("""() => Object.fromEntries(window.flowsiteLineage.cy.nodes().map((n) => [n.id(), n.position().y]))""")
+        assert heights["ff-1"] < heights["n1:1"] < heights["n1:2"] < heights["n1:3"], "oldest at the top"
+        expect(page.locator("#lineage-count")).to_have_text("3")
+
+        page.locator("#lineage-list summary").click()
+        page.get_by_role("button", name=re.compile("Select the UNKNOWN event")).click()
+        expect(page.locator("#lineage-panel")).to_contain_text("its details are hidden")
+        page.get_by_role("button", name=re.compile("Select the FORK event")).click()
+        panel = page.locator("#lineage-panel")
+        expect(panel).to_contain_text("SplitText")
+        expect(panel.get_by_role("link", name="Details")).to_have_attribute("href", "/provenance/events/n1%3A2/")
+        panel.get_by_role("button", name="Expand children (1)").click()
+        expect(page.locator("#lineage-count")).to_have_text("4")
+        assert api.calls[-1][2] == {"lineage": {"request": {"lineageRequestType": "CHILDREN", "eventId": "n1:2",
+                                                            "clusterNodeId": "n1"}}}
+        heights = page.evaluate("""() => Object.fromEntries(window.flowsiteLineage.cy.nodes().map((n) => [n.id(), n.position().y]))""")
+        assert heights["n1:2"] < heights["ff-2"] < heights["n1:4"]
+        assert ("DELETE", "/api/v1/provenance/lineage/g1", None) in api.calls
