@@ -30,12 +30,13 @@ export class ProvenanceExport {
     this.area.hidden = false;
     this.progress.start();
     try {
-      const done = await this.follower.run({provenanceExport: {format, request: this.request}},
+      const {maxResults, ...search} = this.request;  // an export holds as many events as the search shows
+      const done = await this.follower.run({provenanceExport: {format, maxEvents: maxResults, request: search}},
                                            (request) => this.progress.show(request));
       this.progress.finish(done.partial ? "failed" : "done",
-        `The ${format.toUpperCase()} export is ready${done.partial ? " (a partial result)" : ""}.`, done);
-      this.progress.element.append(element("a", {class: "btn btn-sm btn-primary", href: apiUrl(`${done.uri}/content`),
-                                                 download: ""}, `Download ${format.toUpperCase()}`));
+        `The ${format} export of ${done.eventCount} event(s) is ready${done.partial ? " (a partial result)" : ""}.`, done);
+      this.progress.element.append(element("a", {class: "btn btn-sm btn-primary", href: apiUrl(done.contentUri),
+                                                 download: ""}, `Download ${format}`));
     } catch (error) {
       if (!(error instanceof Superseded)) this.progress.finish("failed", `The export failed: ${describe(error).join(" — ")}`);
     }

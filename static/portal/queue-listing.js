@@ -36,8 +36,9 @@ const table = new PagedTable(listing, row);
 function showListing(request) {
   const size = request.queueSize || {objectCount: 0, byteCount: 0};
   const summaries = request.flowFileSummaries || [];
+  const swapped = request.swappedCount ? `, ${request.swappedCount.toLocaleString("en")} of them swapped out` : "";
   document.getElementById("queue-totals").textContent =
-    `${size.objectCount.toLocaleString("en")} FlowFile(s), ${dataSize(size.byteCount)}, queued on every node; ` +
+    `${size.objectCount.toLocaleString("en")} FlowFile(s), ${dataSize(size.byteCount)}, queued on every node${swapped}; ` +
     `${summaries.length.toLocaleString("en")} listed.`;
   const notes = [];
   if (request.partial) notes.push(`Partial listing: ${missingNodes(request) || "some nodes"} did not answer.`);

@@ -67,8 +67,8 @@ def detail(request, pk):
     allowed = access(request, connection)
     can_modify = allowed.can(connection, policies.MODIFY)
     extra = {"connection": connection, "version": connection.version, "can_modify": can_modify,
-             "can_operate": allowed.can(connection, policies.OPERATE),
              "can_view_data": allowed.can(connection, policies.VIEW_DATA),
+             "can_empty": allowed.can(connection, policies.MODIFY_DATA),
              "editable": can_modify, "destination_label": endpoint_label(connection.destination, group)}
     if request.method != "POST":
         return _render(request, group, ConnectionForm(connection.source, representation), 200, **extra)

@@ -60,7 +60,8 @@ def test_a_search_shows_its_progress_then_pages_of_events_and_says_what_is_missi
                                    results={"provenanceEvents": events(120), "total": "120", "totalCount": 120,
                                             "oldestEvent": "08/21/2026 00:00:00.000 UTC"})])
     exported = iter([request_resource("provenance-exports", "x1", finished=False, percent=0),
-                     request_resource("provenance-exports", "x1", finished=True, percent=100)])
+                     request_resource("provenance-exports", "x1", finished=True, percent=100, eventCount=120,
+                                      contentUri="http://testserver/api/v1/provenance-exports/x1/content")])
     with chromium_page() as page:
         api = FakeApi(page, {
             ("POST", "/api/v1/provenance"): answer(201, {"provenance": request_resource("provenance", "q1", finished=False, percent=0)}),
@@ -88,9 +89,12 @@ def test_a_search_shows_its_progress_then_pages_of_events_and_says_what_is_missi
         expect(rows.first.get_by_role("link", name="Details")).to_have_attribute("href", "/provenance/events/n1%3A20/")
 
         page.get_by_role("button", name="CSV").click()
-        expect(page.get_by_role("link", name="Download CSV")).to_have_attribute("href", "/api/v1/provenance-exports/x1/content")
+        expect(page.get_by_role("link", name="Download CSV")).to_have_attribute(
+            "href", "http://testserver/api/v1/provenance-exports/x1/content")
+        expect(page.locator("#export-progress")).to_contain_text("The CSV export of 120 event(s) is ready")
         posted = next(body for method, path, body in api.calls if (method, path) == ("POST", "/api/v1/provenance-exports"))
-        assert posted["provenanceExport"]["format"] == "csv"
+        assert posted == {"provenanceExport": {"format": "CSV", "maxEvents": 1000, "request": {"searchTerms": {
+            "ProcessorID": {"value": "c-1", "inverse": True}, "filename": {"value": "a*", "inverse": False}}}}}
 
         page.get_by_label("Event type", exact=True).fill("DROP")
         page.get_by_role("button", name="Search").click()
