@@ -13,7 +13,7 @@ function view(button) {
   const slot = document.getElementById(button.getAttribute("aria-controls"));
   const label = `${button.dataset.viewContent === "input" ? "Input" : "Output"} content`;
   new ContentViewer(slot, {url: button.dataset.url, mime: button.dataset.mime, label}).load();
-  button.hidden = true;
+  button.remove();
 }
 
 for (const button of document.querySelectorAll("[data-view-content]")) {

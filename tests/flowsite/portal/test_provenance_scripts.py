@@ -220,3 +220,74 @@ def test_a_lineage_graph_in_time_order_whose_events_open_and_expand(live_server,
         heights = page.evaluate("""() => Object.fromEntries(window.flowsiteLineage.cy.nodes().map((n) => [n.id(), n.position().y]))""")
         assert heights["n1:2"] < heights["ff-2"] < heights["n1:4"]
         assert ("DELETE", "/api/v1/provenance/lineage/g1", None) in api.calls
+
+
+def full_event(**changes) -> dict:
+    event = {"id": "n1:7", "eventId": 7, "eventTime": "08/22/2026 10:00:07.000 UTC", "eventDuration": 3,
+             "lineageDuration": 1200, "eventType": "CONTENT_MODIFIED", "flowFileUuid": "ff-7", "fileSize": "2 MB",
+             "fileSizeBytes": 2 << 20, "clusterNodeId": "n1", "groupId": None, "componentId": "c-1",
+             "componentType": "ReplaceText", "componentName": "replace", "sourceSystemFlowFileId": None,
+             "alternateIdentifierUri": None, "relationship": "success", "details": None, "transitUri": None,
+             "parentUuids": [], "childUuids": [], "contentEqual": False,
+             "attributes": [{"name": "filename", "value": "a.xml", "previousValue": "a.xml"},
+                            {"name": "mime.type", "value": "application/xml", "previousValue": None},
+                            {"name": "stage", "value": "2", "previousValue": "1"}],
+             "inputContentAvailable": False, "inputContentClaimContainer": "default", "inputContentClaimSection": "1",
+             "inputContentClaimIdentifier": "1-1", "inputContentClaimOffset": 0, "inputContentClaimFileSize": "5 bytes",
+             "outputContentAvailable": True, "outputContentClaimContainer": "default", "outputContentClaimSection": "1",
+             "outputContentClaimIdentifier": "1-2", "outputContentClaimOffset": 5, "outputContentClaimFileSize": "2 MB",
+             "replayAvailable": True, "replayExplanation": None, "sourceConnectionIdentifier": "conn-1"}
+    return {**event, **changes}
+
+
+def test_an_event_s_content_views_and_replay(live_server, transactional_db, admin_a, monkeypatch):
+    from flowsite.portal.views import events as event_pages
+    shown = {"n1:7": full_event()}
+    monkeypatch.setattr(event_pages, "_event_or_404", lambda request, event_id: shown[event_id])
+    document = b"<?xml version='1.0'?><root><item id=\"1\">one</item><item/></root>" + b" " * (2 << 20)
+    replays = iter([answer(201, {"provenanceEvent": full_event(id="n1:9", eventType="REPLAY", flowFileUuid="ff-9")}),
+                    answer(409, {"status": 409, "message": "the source connection conn-1 is no longer in the flow"})])
+    with chromium_page() as page:
+        api = FakeApi(page, {
+            ("GET", "/api/v1/provenance-events/n1%3A7/content/input"): answer(404, {
+                "status": 404, "message": "content no longer available: it was removed from the content repository"}),
+            ("GET", "/api/v1/provenance-events/n1%3A7/content/output"): content(document, mime="application/xml"),
+            ("POST", "/api/v1/provenance-events/replays"): lambda route, body: next(replays)(route, body),
+        })
+        page.goto(f"{live_server.url}/provenance/events/n1:7/")
+        log_in_if_asked(page)
+        expect(page.locator("h1")).to_have_text("CONTENT_MODIFIED event")
+        attributes = page.locator("table.attributes tbody tr")
+        expect(attributes).to_have_count(3)
+        page.get_by_label("Only show the modified ones").check()
+        expect(page.locator("table.attributes tbody tr:visible")).to_have_count(2)
+        expect(page.locator("tr[data-change=modified]")).to_contain_text("1")
+
+        expect(page.locator("#claim-input .content-viewer")).to_have_attribute("data-state", "unavailable")
+        expect(page.locator("#claim-input")).to_contain_text(
+            "content no longer available: it was removed from the content repository")
+        page.locator("#claim-output").get_by_role("button", name="View").click()
+        viewer = page.locator("#claim-output .content-viewer")
+        expect(viewer).to_have_attribute("data-view", "xml")
+        expect(viewer.locator(".viewer-status")).to_have_text(
+            "Showing the first 1 MB of 2 MB: download it for the rest.")
+        expect(viewer.locator("pre")).to_contain_text('<root>\n  <item id="1">one</item>\n  <item/>\n</root>')
+        viewer.get_by_role("button", name="Text").click()
+        expect(viewer).to_have_attribute("data-view", "text")
+
+        page.get_by_role("button", name="Replay").click()
+        expect(page.locator("#replay-done")).to_contain_text("ff-9")
+        expect(page.get_by_role("link", name="Open the REPLAY event n1:9")).to_have_attribute(
+            "href", "/provenance/events/n1%3A9/")
+        assert api.calls[-1][2] == {"eventId": "n1:7"}
+        page.get_by_role("button", name="Replay").click()
+        expect(page.locator("#replay-refused")).to_have_text(
+            "The node refused the replay: the source connection conn-1 is no longer in the flow")
+
+        shown["n1:8"] = full_event(id="n1:8", attributes=None, replayAvailable=False,
+                                   replayExplanation="you may not view the data of this component (the 'view_data' policy)")
+        page.goto(f"{live_server.url}/provenance/events/n1:8/")
+        expect(page.locator("#no-data-note")).to_be_visible()
+        expect(page.locator("#event-content")).to_have_count(0)
+        expect(page.locator("#replay-explanation")).to_contain_text("the 'view_data' policy")
+        expect(page.get_by_role("button", name="Replay")).to_have_count(0)
