@@ -1,5 +1,6 @@
 // A table shown a page at a time (provenance results, a queue listing): the page's rows, a
-// "Showing 51–100 of 1,234" line and Previous / Next buttons.
+// "Showing 51–100 of 1,234" line and Previous / Next buttons. A column header with
+// data-sort-key="<field>" sorts the items by that field (again: the other way round).
 
 import {element} from "./dom.js";
 
@@ -22,6 +23,23 @@ export class PagedTable {
     this.previous.addEventListener("click", () => this.show(this.page - 1));
     this.next.addEventListener("click", () => this.show(this.page + 1));
     this.pager.replaceChildren(this.previous, this.position, this.next);
+    for (const header of root.querySelectorAll("th[data-sort-key]")) {
+      const button = element("button", {type: "button", class: "sort-button"}, ...header.childNodes);
+      button.addEventListener("click", () => this.sortBy(header));
+      header.replaceChildren(button);
+    }
+  }
+
+  /** Sort by ``header``'s field: ascending first, descending when it already sorts ascending. */
+  sortBy(header) {
+    const key = header.dataset.sortKey;
+    const direction = header.getAttribute("aria-sort") === "ascending" ? -1 : 1;
+    for (const other of header.closest("tr").querySelectorAll("th")) other.removeAttribute("aria-sort");
+    header.setAttribute("aria-sort", direction === 1 ? "ascending" : "descending");
+    const value = (item) => item[key] ?? "";
+    this.items = [...this.items].sort((a, b) => direction * (typeof value(a) === "number" && typeof value(b) === "number"
+      ? value(a) - value(b) : String(value(a)).localeCompare(String(value(b)), "en", {numeric: true})));
+    this.show(0);
   }
 
   get pages() {
@@ -31,6 +49,7 @@ export class PagedTable {
   /** Show ``items`` from their first page; ``empty`` is said when there are none. */
   fill(items, empty) {
     this.items = items;
+    for (const header of this.body.closest("table").querySelectorAll("th[aria-sort]")) header.removeAttribute("aria-sort");
     this.empty = empty;
     this.show(0);
   }

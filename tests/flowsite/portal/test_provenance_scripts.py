@@ -87,6 +87,12 @@ def test_a_search_shows_its_progress_then_pages_of_events_and_says_what_is_missi
         expect(rows).to_have_count(20)
         expect(page.locator("[data-showing]")).to_have_text("Showing 101–120 of 120")
         expect(rows.first.get_by_role("link", name="Details")).to_have_attribute("href", "/provenance/events/n1%3A20/")
+        page.locator("th[data-sort-key=flowFileUuid] button").click()
+        expect(page.locator("th[aria-sort=ascending]")).to_have_attribute("data-sort-key", "flowFileUuid")
+        expect(rows.first).to_contain_text("ff-0")
+        expect(page.locator("[data-showing]")).to_have_text("Showing 1–50 of 120")
+        page.locator("th[data-sort-key=flowFileUuid] button").click()
+        expect(rows.first).to_contain_text("ff-119")
 
         page.get_by_role("button", name="CSV").click()
         expect(page.get_by_role("link", name="Download CSV")).to_have_attribute(
