@@ -33,7 +33,7 @@ from flowsite.flows.models import (
     ProcessGroup,
     Processor,
 )
-from flowsite.provenance import analytics
+from flowsite.provenance import analytics, store
 from tests.flowsite.cluster.conftest import cluster, small_flow  # noqa: F401 (the cluster fixture)
 from tests.flowsite.conftest import token_client
 
@@ -97,7 +97,7 @@ class TenantB:
         self.deploy_id = self.request_id = ""
         if cluster_ready:
             request = analytics.prepare(bob, analytics.scope_for(_Request(bob)), question="drops")
-            analytics.keep(request)  # an analytics request of B's (its job never runs here)
+            store.keep(request)  # an analytics request of B's (its job never runs here)
             self.request_id = request["id"]
             answer = api.post("/api/v1/cluster/deployments", {}, format="json")
             assert answer.status_code == 202, answer.json()
@@ -117,7 +117,7 @@ class TenantB:
                 "services": sorted(ControllerService.objects.filter(tenant=tenant).values_list("pk", "scheduled_state")),
                 "contexts": sorted(ParameterContext.objects.filter(tenant=tenant).values_list("pk", "name", "version")),
                 "queues": sorted(Connection.objects.filter(tenant=tenant).values_list("pk", "version")),
-                "analytics": analytics.load(self.request_id) if self.request_id else None}
+                "analytics": store.load(self.request_id) if self.request_id else None}
 
 
 def _masked(response, masks: list[str]) -> tuple[int, str, str]:
