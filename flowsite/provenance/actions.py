@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 from flowsite.api.errors import Conflict
-from flowsite.provenance.direct import NodeFailed, NodeUnavailable, ask
+from flowsite.provenance.direct import ask
 
 __all__ = ["do_replay"]
 
@@ -22,11 +22,8 @@ def do_replay(node: str, number: int, scope: list[str], acting_user) -> dict[str
     """Replay event ``number`` of ``node`` (within ``scope``) for ``acting_user``: the REPLAY event
     the node recorded. 409 with the node's reason when it refuses (a JOIN, no source connection,
     a connection the flow no longer has, content no longer available)."""
-    try:
-        answer = ask(node, "provenance.replay", {"id": number, "scope": scope,
-                                                 "requester": acting_user.get_username()}, "no such provenance event")
-    except NodeFailed as error:
-        raise NodeUnavailable(f"node {node} could not answer: {error}") from None
+    answer = ask(node, "provenance.replay", {"id": number, "scope": scope, "requester": acting_user.get_username()},
+                 "no such provenance event")
     if not answer.get("replayed"):
         raise Conflict(f"the event cannot be replayed: {answer.get('reason') or 'the node refused'}")
     log.info("%s replayed event %s:%s as FlowFile %s", acting_user.get_username(), node, number,

@@ -14,12 +14,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from rest_framework import exceptions
-
 from engine.provenance.event import ProvenanceEventType
 from flowsite.flows.models import Component
 
-__all__ = ["SEARCHABLE_FIELDS", "Search", "matcher", "search"]
+__all__ = ["SEARCHABLE_FIELDS", "Search", "event_types", "matcher", "search"]
 
 #: NiFi's searchable fields: (id, field, label); every one is text (``STRING``).
 SEARCHABLE_FIELDS = (
@@ -57,14 +55,13 @@ def matcher(value: str):
     return lambda text: text is not None and pattern.fullmatch(text.lower()) is not None
 
 
-def _event_types(value: str) -> list[str]:
-    """The event types of an ``EventType`` value (comma-separated; wildcards allowed); 400 for
-    a name no event type has."""
+def event_types(value: str) -> list[str]:
+    """The event types of an ``EventType`` value (comma-separated; wildcards allowed);
+    ValueError for a name no event type has."""
     types = [part.strip() for part in value.split(",") if part.strip()]
     for name in types:
         if not any(matcher(name)(known) for known in _EVENT_TYPES):
-            raise exceptions.ValidationError({"searchTerms": {"EventType": (
-                f"no event type {name!r} (one of {', '.join(sorted(_EVENT_TYPES))})")}})
+            raise ValueError(f"no event type {name!r} (one of {', '.join(sorted(_EVENT_TYPES))})")
     return [name.upper() for name in types]
 
 
@@ -96,7 +93,7 @@ def search(request: Mapping[str, Any], scope: frozenset[str]) -> Search:
             query[_NODE_TEXT[name]] = value
             criterion = _NODE_TEXT[name]
         elif name == "EventType":
-            query["event_types"] = _event_types(value)
+            query["event_types"] = event_types(value)
             criterion = "event_types"
         elif name == "ComponentType":
             query["component_types"] = [value]

@@ -90,16 +90,16 @@ class Presenter:
         component_id = event.get("component_id") or ""
         row = self.component(component_id)
         viewable = self.can(component_id, VIEW)
-        time = event.get("event_time")
+        time = event.get("time")
         lineage_start = event.get("lineage_start_date") or 0
         duration = event.get("duration")
         size = int(event.get("file_size") or 0)
         return {
-            "id": event_id(node, event["event_id"]), "eventId": event["event_id"],
+            "id": event_id(node, event["id"]), "eventId": event["id"],
             "eventTime": formats.timestamp(time), "eventTimestamp": formats.instant(time),
             "eventDuration": duration if duration is not None and duration >= 0 else None,
             "lineageDuration": time - lineage_start if lineage_start > 0 and time is not None else None,
-            "eventType": event.get("event_type"), "flowFileUuid": event.get("flowfile_uuid"),
+            "eventType": event.get("type"), "flowFileUuid": event.get("flowfile_uuid"),
             "fileSize": format_data_size(size), "fileSizeBytes": size, "clusterNodeId": node,
             "groupId": str(row["parent_id"]) if row.get("parent_id") else None, "componentId": component_id,
             "componentType": event.get("component_type") if viewable or not row else row["kind"],
@@ -131,8 +131,8 @@ class Presenter:
         if replayable and not may_replay:
             explanation = self.refusal(MODIFY_DATA)
         return {**shown, "attributes": _attributes(event), "contentEqual": event.get("content_equal"),
-                **_claim("input", event.get("previous_content_claim"), event.get("input_content_available")),
-                **_claim("output", event.get("content_claim"), event.get("output_content_available")),
+                **_claim("input", event.get("input_claim"), event.get("input_content_available")),
+                **_claim("output", event.get("output_claim"), event.get("output_content_available")),
                 "replayAvailable": replayable and may_replay, "replayExplanation": explanation,
                 "sourceConnectionIdentifier": event.get("source_queue_id")}
 
@@ -143,14 +143,10 @@ class Presenter:
 
 
 def _attributes(event: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """NiFi's attributes of an event: those it kept (value and previous value alike), then
-    those it set (previous value as before, value None when removed), sorted by name."""
-    previous = event.get("previous_attributes") or {}
-    updated = event.get("updated_attributes") or {}
-    shown = [{"name": name, "value": value, "previousValue": value}
-             for name, value in previous.items() if name not in updated]
-    shown += [{"name": name, "value": value, "previousValue": previous.get(name)} for name, value in updated.items()]
-    return sorted(shown, key=lambda attribute: attribute["name"])
+    """NiFi's attributes of an event, by name: each with its value after the event (None: the
+    event removed it) and before it (None: the event added it)."""
+    return [{"name": item["name"], "value": item.get("value"), "previousValue": item.get("previous_value")}
+            for item in event.get("attributes") or ()]
 
 
 def _claim(direction: str, claim: Mapping[str, Any] | None, available: bool | None) -> dict[str, Any]:

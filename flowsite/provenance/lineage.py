@@ -27,10 +27,10 @@ _UNKNOWN = ProvenanceEventType.UNKNOWN.value
 
 
 def _stand_in(number: int, event: Mapping[str, Any]) -> ProvenanceEvent:
-    kind = event.get("event_type")
+    kind = event.get("type")
     return ProvenanceEvent(
         ProvenanceEventType(kind) if kind in ProvenanceEventType.__members__ else ProvenanceEventType.UNKNOWN,
-        int(event.get("event_time") or 0), event["flowfile_uuid"], event.get("component_id") or "",
+        int(event.get("time") or 0), event["flowfile_uuid"], event.get("component_id") or "",
         event.get("component_type") or "", parent_uuids=tuple(event.get("parent_uuids") or ()),
         child_uuids=tuple(event.get("child_uuids") or ()), event_id=number)
 
@@ -46,7 +46,7 @@ def graph(found: Iterable[tuple[str, Mapping[str, Any]]], roots: Iterable[str], 
           max_nodes: int = MAX_NODES) -> dict[str, Any]:
     """NiFi's ``nodes`` and ``links`` of the lineage of each FlowFile of ``roots`` over ``found``
     (``(node, event)``, duplicates allowed), and ``truncated``."""
-    unique = {(node, event["event_id"]): (node, event) for node, event in found}
+    unique = {(node, event["id"]): (node, event) for node, event in found}
     ordered = sorted(unique.values(), key=lambda pair: newest_first(*pair))
     stand_ins = [_stand_in(number, event) for number, (_, event) in enumerate(ordered)]
     mentioning: dict[str, list[ProvenanceEvent]] = defaultdict(list)
@@ -73,10 +73,10 @@ def graph(found: Iterable[tuple[str, Mapping[str, Any]]], roots: Iterable[str], 
             else:
                 node, event = ordered[item.event_id]
                 hidden = event.get("component_id") not in visible
-                entry = {"id": event_id(node, event["event_id"]), "type": "EVENT",
+                entry = {"id": event_id(node, event["id"]), "type": "EVENT",
                          "flowFileUuid": event["flowfile_uuid"], "parentUuids": sorted(event.get("parent_uuids") or ()),
                          "childUuids": sorted(event.get("child_uuids") or ()), "clusterNodeIdentifier": node,
-                         "eventType": _UNKNOWN if hidden else event.get("event_type"),
+                         "eventType": _UNKNOWN if hidden else event.get("type"),
                          "componentType": None if hidden else event.get("component_type"),
                          "millis": item.event_time, "timestamp": formats.timestamp(item.event_time)}
             shown[item.id] = entry

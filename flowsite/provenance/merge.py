@@ -13,7 +13,7 @@ __all__ = ["drop", "listing", "newest_first", "query"]
 def newest_first(node: str, event: Mapping[str, Any]) -> tuple:
     """The sort key of an event of ``node``, newest first when sorted in reverse: event time, then
     node id, then event id (NiFi's order across a cluster)."""
-    return event.get("event_time") or 0, node, event.get("event_id") or 0
+    return event.get("time") or 0, node, event.get("id") or 0
 
 
 def query(answers: Mapping[str, Mapping[str, Any]], max_results: int) -> dict[str, Any]:

@@ -24,8 +24,8 @@ from flowsite.provenance import scope
 from flowsite.provenance.actions import do_replay
 from flowsite.provenance.api.content import AnyMediaRenderer, content_response
 from flowsite.provenance.api.dtos import ProvenanceEventEntitySerializer
-from flowsite.provenance.api.inputs import ReplaySerializer
-from flowsite.provenance.direct import NodeFailed, NodeUnavailable, ask
+from flowsite.provenance.api.inputs import ReplaySerializer, problem_at
+from flowsite.provenance.direct import ContentGone, ask
 from flowsite.provenance.events import Presenter, event_id, split_event_id
 from flowsite.flows.access import MODIFY_DATA, VIEW_DATA, VIEW_PROVENANCE
 
@@ -52,12 +52,12 @@ class _Event:
             raise exceptions.PermissionDenied(self.presenter.refusal(action))
 
 
-def locate(text: str, cluster_node_id: str | None) -> tuple[str, int]:
-    """(node, number) of an event id (400 when it is none)."""
+def locate(text: str, cluster_node_id: str | None, path: tuple[str, ...] = ()) -> tuple[str, int]:
+    """(node, number) of an event id (400 naming ``path``'s ``eventId`` when it is none)."""
     located = split_event_id(text, cluster_node_id or None)
     if located is None:
-        raise exceptions.ValidationError({"eventId": f"{text!r} is not an event id: give 'node:number' (as events "
-                                                     "show it) or a number with clusterNodeId"})
+        raise problem_at((*path, "eventId"), f"{text!r} is not an event id: give 'node:number' (as events show it) "
+                                             "or a number with clusterNodeId")
     return located
 
 
@@ -66,12 +66,9 @@ def viewable_event(request, text: str, cluster_node_id: str | None = None) -> _E
     theirs, 403 without *view provenance* on its component."""
     node, number = locate(text, cluster_node_id)
     reach = scope.single(request)
-    if not reach.components:
+    if number < 1 or not reach.components:
         raise exceptions.NotFound(_MISSING)
-    try:
-        event = ask(node, "provenance.event", {"id": number, "scope": sorted(reach.components)}, _MISSING).get("event")
-    except NodeFailed as error:
-        raise NodeUnavailable(f"node {node} could not answer: {error}") from None
+    event = ask(node, "provenance.event", {"id": number, "scope": sorted(reach.components)}, _MISSING).get("event")
     if not event:
         raise exceptions.NotFound(_MISSING)
     found = _Event(node, number, event, Presenter(scope.accesses(request)), reach)
@@ -106,11 +103,13 @@ class EventContent(ClusterEndpoint):
         found = viewable_event(request, event_id, request.query_params.get("clusterNodeId"))
         found.require(VIEW_DATA)
         event = found.event
-        claim = event.get("previous_content_claim" if self.direction == "input" else "content_claim")
-        if not claim or not event.get(f"{self.direction}_content_available"):
-            reason = event.get(f"{self.direction}_content_reason") or (
-                "the event has no content" if not claim else "it was removed from the content repository")
-            raise exceptions.NotFound(f"content no longer available: {reason}")
+        claim = event.get(f"{self.direction}_claim")
+        if not claim:
+            raise ContentGone(f"content no longer available: the FlowFile had no content "
+                              f"{'before' if self.direction == 'input' else 'after'} the event")
+        if not event.get(f"{self.direction}_content_available"):
+            raise ContentGone(f"content no longer available: it was aged off or deleted from the content repository "
+                              f"(node {found.node})")
         attributes = found.presenter.full(found.node, event)["attributes"] or []
         values = {item["name"]: item["value"] for item in attributes}
         if self.direction == "input":
@@ -118,12 +117,9 @@ class EventContent(ClusterEndpoint):
         scope_ids = sorted(found.reach.components)
 
         def read(offset: int, length: int) -> bytes:
-            try:
-                answer = ask(found.node, "provenance.content", {"id": found.number, "scope": scope_ids,
-                                                                "direction": self.direction, "offset": offset,
-                                                                "length": length}, _MISSING)
-            except NodeFailed as error:
-                raise exceptions.NotFound(f"content no longer available: {error}") from None
+            answer = ask(found.node, "provenance.content", {"id": found.number, "scope": scope_ids,
+                                                            "direction": self.direction, "offset": offset,
+                                                            "length": length}, _MISSING)
             return base64.b64decode(answer.get("data") or "")
 
         return content_response(request, size=int(claim["length"]), read=read, filename=values.get("filename"),
@@ -136,7 +132,8 @@ class Replays(ClusterEndpoint):
     event), or 409 saying why the node refused (NiFi's reasons)."""
 
     serializer_class = ReplaySerializer
-    extra_error_statuses = (409, 503)
+    #: 404: an event that is none of yours.
+    extra_error_statuses = (404, 409, 503)
 
     @extend_schema(request=ReplaySerializer, responses={201: ProvenanceEventEntitySerializer})
     def post(self, request):
@@ -147,5 +144,5 @@ class Replays(ClusterEndpoint):
         found.require(MODIFY_DATA)
         replay = do_replay(found.node, found.number, sorted(found.reach.components), request.user)
         shown = found.presenter.full(found.node, replay)
-        uri = reverse("api:provenance-event", args=[event_id(found.node, replay["event_id"])], request=request)
+        uri = reverse("api:provenance-event", args=[event_id(found.node, replay["id"])], request=request)
         return Response({"provenanceEvent": shown}, status=status.HTTP_201_CREATED, headers={"Location": uri})

@@ -6,16 +6,18 @@ range or a value too long is a 400 naming it (``$.provenance.request.startDate: 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from django.conf import settings
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from engine.units import parse_data_size
-from flowsite.provenance import formats
+from flowsite.provenance import criteria, formats
 
-__all__ = ["ExportSubmitSerializer", "LineageSubmitSerializer", "ProvenanceSubmitSerializer", "ReplaySerializer"]
+__all__ = ["ExportSubmitSerializer", "LineageSubmitSerializer", "ProvenanceSubmitSerializer", "ReplaySerializer",
+           "problem_at"]
 
 #: The most search terms a query may hold, and the longest term name and value.
 MAX_TERMS = 50
@@ -24,6 +26,14 @@ MAX_TERM_VALUE = 1000
 #: The most results a query may ask for (NiFi's UI offers up to 10,000), and the default.
 MAX_RESULTS = 10_000
 DEFAULT_RESULTS = 1_000
+
+
+def problem_at(path: Sequence[str], message: str) -> serializers.ValidationError:
+    """A 400 naming the field at ``path`` of the request body."""
+    detail: Any = [message]
+    for name in reversed(path):
+        detail = {name: detail}
+    return serializers.ValidationError(detail)
 
 
 class StrictSerializer(serializers.Serializer):
@@ -115,6 +125,11 @@ class ProvenanceRequestSerializer(StrictSerializer):
         for name in terms:
             if not name.strip() or len(name) > MAX_TERM_NAME:
                 raise serializers.ValidationError(f"a search term's name is 1 to {MAX_TERM_NAME} characters")
+        if "EventType" in terms:
+            try:
+                criteria.event_types(terms["EventType"]["value"])
+            except ValueError as error:
+                raise serializers.ValidationError({"EventType": [str(error)]}) from None
         return terms
 
     def validate(self, attrs):

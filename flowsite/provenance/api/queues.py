@@ -27,7 +27,7 @@ from flowsite.provenance.api.content import AnyMediaRenderer, content_response
 from flowsite.provenance.api.dtos import (DropRequestEntitySerializer, FlowFileEntitySerializer,
                                           ListingRequestEntitySerializer)
 from flowsite.provenance.api.requests import RequestDetail, RequestEndpoint
-from flowsite.provenance.direct import NodeFailed, NodeUnavailable, ask, ask_connected
+from flowsite.provenance.direct import ContentGone, ask, ask_connected
 from flowsite.provenance.submission import submit
 
 __all__ = ["DropDetail", "DropRequests", "ListingDetail", "ListingRequests", "QueuedContent", "QueuedFlowFile"]
@@ -120,10 +120,7 @@ def _queued(request, pk, uuid: str) -> tuple[Connection, str, dict[str, Any]]:
     args = {"id": str(connection.pk), "uuid": uuid}
     node = request.query_params.get("clusterNodeId")
     if node:
-        try:
-            answers = {node: ask(node, "queue.flowfile", args, _NO_FLOWFILE)}
-        except NodeFailed as error:
-            raise NodeUnavailable(f"node {node} could not answer: {error}") from None
+        answers = {node: ask(node, "queue.flowfile", args, _NO_FLOWFILE)}
     else:
         answers = ask_connected("queue.flowfile", args)
     for name, answer in sorted(answers.items()):
@@ -157,18 +154,15 @@ class QueuedContent(ClusterEndpoint):
     def get(self, request, pk, uuid):
         connection, node, found = _queued(request, pk, uuid)
         claim = found.get("claim")
-        if not claim or not found.get("content_available"):
-            raise exceptions.NotFound("content no longer available: " + (
-                "the FlowFile has no content" if not claim else "it was removed from the content repository"))
+        if claim and not found.get("content_available"):
+            raise ContentGone(f"content no longer available: it was removed from the content repository (node {node})")
         args = {"id": str(connection.pk), "uuid": uuid}
 
         def read(offset: int, length: int) -> bytes:
-            try:
-                answer = ask(node, "queue.content", {**args, "offset": offset, "length": length}, _NO_FLOWFILE)
-            except NodeFailed as error:
-                raise exceptions.NotFound(f"content no longer available: {error}") from None
+            answer = ask(node, "queue.content", {**args, "offset": offset, "length": length}, _NO_FLOWFILE)
             return base64.b64decode(answer.get("data") or "")
 
         attributes = found.get("attributes") or {}
-        return content_response(request, size=int(claim["length"]), read=read, filename=attributes.get("filename"),
+        return content_response(request, size=int(claim["length"]) if claim else 0, read=read,
+                                filename=attributes.get("filename"),
                                 mime_type=attributes.get("mime.type"))

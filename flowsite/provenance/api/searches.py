@@ -28,7 +28,7 @@ from flowsite.provenance.api.dtos import (ExportEntitySerializer, LineageEntityS
                                           ProvenanceEntitySerializer, ProvenanceOptionsEntitySerializer)
 from flowsite.provenance.api.events import locate, viewable_event
 from flowsite.provenance.api.inputs import (ExportRequestSerializer, ExportSubmitSerializer, LineageSubmitSerializer,
-                                            ProvenanceRequestSerializer, ProvenanceSubmitSerializer)
+                                            ProvenanceRequestSerializer, ProvenanceSubmitSerializer, problem_at)
 from flowsite.provenance.api.requests import RequestDetail, RequestEndpoint
 from flowsite.provenance.events import Presenter
 from flowsite.provenance.submission import submit
@@ -39,15 +39,16 @@ __all__ = ["ExportContent", "ExportDetail", "Exports", "LineageDetail", "Lineage
 _EMPTY_NODES = {"asked": [], "answered": [], "missing": []}
 
 
-def _known_node(node: str | None) -> None:
+def _known_node(node: str | None, path: tuple[str, ...]) -> None:
     """400 unless ``node`` (when given) is a node of the cluster."""
     if node and node not in nodes():
-        raise exceptions.ValidationError({"clusterNodeId": f"no node {node!r} in the cluster"})
+        raise problem_at((*path, "clusterNodeId"), f"no node {node!r} in the cluster")
 
 
-def _search_record(kind: str, request, search: dict[str, Any], **fields: Any) -> dict[str, Any]:
-    """A new request of ``kind`` searching with the validated NiFi ``search`` (a ``request``)."""
-    _known_node(search.get("clusterNodeId"))
+def _search_record(kind: str, request, search: dict[str, Any], path: tuple[str, ...], **fields: Any) -> dict[str, Any]:
+    """A new request of ``kind`` searching with the validated NiFi ``search`` (a ``request``
+    found at ``path`` of the body)."""
+    _known_node(search.get("clusterNodeId"), path)
     reach = scope.searchable(request)
     found = criteria.search(search, reach.visible)
     shown = {name: value for name, value in search.items() if value is not None}
@@ -95,7 +96,7 @@ class ProvenanceQueries(_QueryEndpoint, RequestEndpoint):
             defaults = ProvenanceRequestSerializer(data={})
             defaults.is_valid(raise_exception=True)
             search = defaults.validated_data
-        record = submit(_search_record("query", request, dict(search)))
+        record = submit(_search_record("query", request, dict(search), ("provenance", "request")))
         return self.answer(record, status.HTTP_201_CREATED)
 
 
@@ -126,6 +127,8 @@ class LineageRequests(_LineageEndpoint, RequestEndpoint):
     or the parents or children of an event; 201, then follow its ``uri``."""
 
     serializer_class = LineageSubmitSerializer
+    #: 404: an eventId that is none of yours.
+    extra_error_statuses = (404, 409, 503)
 
     @extend_schema(request=LineageSubmitSerializer, responses={201: LineageEntitySerializer})
     def post(self, request):
@@ -136,7 +139,7 @@ class LineageRequests(_LineageEndpoint, RequestEndpoint):
         reach = scope.searchable(request)
         fields: dict[str, Any] = {"root": asked.get("uuid")}
         if asked.get("eventId") and not (kind == "FLOWFILE" and asked.get("uuid")):
-            node, number = locate(asked["eventId"], asked.get("clusterNodeId"))
+            node, number = locate(asked["eventId"], asked.get("clusterNodeId"), ("lineage", "request"))
             found = viewable_event(request, f"{node}:{number}")
             if str(found.event.get("component_id")) not in reach.components:
                 raise exceptions.PermissionDenied("you may not query this tenant's provenance (the "
@@ -181,7 +184,8 @@ class Exports(_ExportEndpoint, RequestEndpoint):
             defaults = ExportRequestSerializer(data={})
             defaults.is_valid(raise_exception=True)
             search = defaults.validated_data
-        record = _search_record("export", request, dict(search), format=asked.get("format", "CSV"),
+        record = _search_record("export", request, dict(search), ("provenanceExport", "request"),
+                                format=asked.get("format", "CSV"),
                                 max_events=asked.get("maxEvents") or settings.FLOWSITE_PROVENANCE_EXPORT_MAX_EVENTS)
         return self.answer(submit(record), status.HTTP_202_ACCEPTED)
 

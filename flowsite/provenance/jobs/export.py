@@ -2,10 +2,12 @@
 request's ``max_events`` (at most ``FLOWSITE_PROVENANCE_EXPORT_MAX_EVENTS``), written as CSV or
 JSON into the request store in chunks that expire with the request.
 
-Each node is paged through with its cursor (``provenance.query`` with ``before_event_id``,
-``PAGE`` events at a time) and the pages are merged as they are read: only the page of each node
-at hand is held, never the whole export. A node that stops answering ends its part of the export,
-which is then partial and says so.
+Each node is read a window of time at a time (``provenance.query`` with ``start_time`` and
+``end_time``, at most ``PAGE`` events): a window whose events do not all fit in one answer is
+halved, the newer half read first, until they do; so every event is read once, newest first,
+whatever order the node keeps them in. The nodes' events are merged as they are read: only the
+window of each node at hand is held, never the whole export. A node that stops answering ends its
+part of the export, which is then partial and says so.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ import csv
 import heapq
 import io
 import json
+import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from flowsite.provenance import store
@@ -25,8 +29,10 @@ from flowsite.provenance.scope import accesses_of
 
 __all__ = ["COLUMNS", "run"]
 
-#: Events asked of a node at a time.
-PAGE = 1000
+#: The most events asked of a node at a time.
+PAGE = 2000
+#: How far past the job's clock a node's clock may run (its newest events are not left out).
+CLOCK_SLACK_MS = 60_000
 #: Bytes written to the store at a time.
 CHUNK_BYTES = 256 * 1024
 #: The columns of a CSV export: the fields of a described event (``Presenter.described``).
@@ -76,18 +82,39 @@ class _Writer:
 
 
 class _Node:
-    """One node's part: the page at hand and where the next one starts (None: no more)."""
+    """One node's events of the search, newest first, read a window at a time (see the module
+    docstring); ``fetch(low, high)`` gives the node's answer for a window, None once it is missing."""
 
-    def __init__(self) -> None:
+    def __init__(self, fetch: Callable[[int, int], dict[str, Any] | None]) -> None:
+        self.fetch = fetch
+        self.windows: list[tuple[int, int]] = []
         self.events: deque[dict[str, Any]] = deque()
-        self.cursor: int | None = None
+        self.truncated = False
 
-    def take(self, answer: dict[str, Any], presenter: Presenter) -> _Node:
-        """Hold the page ``answer`` (the design's rows of its components read at once)."""
-        self.events.extend(answer.get("events") or ())
-        self.cursor = answer.get("next_cursor") if answer.get("more") else None
-        presenter.load(event.get("component_id") or "" for event in self.events)
-        return self
+    def take(self, answer: dict[str, Any] | None, low: int, high: int) -> None:
+        """Hold ``answer``, the node's events of the window [low, high], or halve the window."""
+        if answer is None:
+            self.windows.clear()
+        elif answer.get("more") and low < high:
+            oldest = answer.get("oldest_event_time")
+            low = max(low, oldest) if oldest is not None and oldest <= high else low
+            middle = (low + high) // 2
+            self.windows += [window for window in ((low, middle), (middle + 1, high)) if window[0] <= window[1]]
+        else:
+            self.truncated = self.truncated or bool(answer.get("more"))
+            self.events.extend(sorted(answer.get("events") or (), key=lambda e: (e.get("time") or 0, e.get("id") or 0),
+                                      reverse=True))
+
+    def next(self) -> dict[str, Any] | None:
+        """The node's next event, newest first; None when it has no more."""
+        while not self.events and self.windows:
+            low, high = self.windows.pop()
+            self.take(self.fetch(low, high), low, high)
+        return self.events.popleft() if self.events else None
+
+    @property
+    def more(self) -> bool:
+        return bool(self.events or self.windows or self.truncated)
 
 
 def run(record: dict[str, Any]) -> None:
@@ -97,38 +124,43 @@ def run(record: dict[str, Any]) -> None:
     writer = _Writer(record["id"], record["format"])
     nodes = target_nodes(record, request.get("clusterNodeId"))
     order = {node: rank for rank, node in enumerate(sorted(nodes))}
+    low = search["query"].get("start_time") or 0
+    high = search["query"].get("end_time") or int(time.time() * 1000) + CLOCK_SLACK_MS
 
-    def page(cursor: int | None = None) -> dict[str, Any]:
-        query = {**search["query"], **({"before_event_id": cursor} if cursor is not None else {})}
-        return {"query": query, "scope": search["scope"], "limit": min(PAGE, limit)}
+    def args(window_low: int, window_high: int) -> dict[str, Any]:
+        return {"query": {**search["query"], "start_time": window_low, "end_time": window_high},
+                "scope": search["scope"], "limit": PAGE}
 
-    first = ask(record, nodes, "provenance.query", page(), progress=(5, 10)) if search["scope"] else {}
-    parts = {node: _Node().take(answer, presenter) for node, answer in first.items()}
+    def fetcher(node: str) -> Callable[[int, int], dict[str, Any] | None]:
+        def fetch(window_low: int, window_high: int) -> dict[str, Any] | None:
+            percent = 10 + 85 * writer.count // limit
+            return ask(record, [node], "provenance.query", args(window_low, window_high),
+                       progress=(percent, percent)).get(node)
+        return fetch
+
+    parts = {node: _Node(fetcher(node)) for node in nodes}
+    first = ask(record, nodes, "provenance.query", args(low, high), progress=(5, 10)) if search["scope"] else {}
+    for node, part in parts.items():
+        part.take(first.get(node), low, high)
     heap: list[tuple] = []
 
     def push(node: str) -> None:
-        part = parts[node]
-        if not part.events and part.cursor is not None:
-            answer = ask(record, [node], "provenance.query", page(part.cursor), progress=(percent(), percent()))
-            part.take(answer.get(node) or {"more": False}, presenter)
-        if part.events:
-            event = part.events.popleft()
-            heapq.heappush(heap, (-(event.get("event_time") or 0), -order[node], -(event.get("event_id") or 0),
-                                  node, event))
-
-    def percent() -> int:
-        return 10 + 85 * writer.count // limit
+        event = parts[node].next()
+        if event is not None:
+            heapq.heappush(heap, (-(event.get("time") or 0), -order[node], -(event.get("id") or 0), node, event))
 
     for node in parts:
         push(node)
     while heap and writer.count < limit:
         *_, node, event = heapq.heappop(heap)
+        presenter.load([event.get("component_id") or ""])
         writer.write(presenter.described(node, event))
         push(node)
         if writer.count % PAGE == 0:
-            step(record, percent=percent(), result={"events": writer.count, "bytes": writer.size})
+            step(record, percent=10 + 85 * writer.count // limit,
+                 result={"events": writer.count, "bytes": writer.size})
     writer.close()
-    truncated = bool(heap) or any(part.events or part.cursor is not None for part in parts.values())
+    truncated = bool(heap) or any(part.more for part in parts.values())
     warnings = [] if record["nodes"]["asked"] else [NO_NODE]
     finish(record, "done", result={"events": writer.count, "bytes": writer.size, "truncated": truncated,
                                    "warnings": warnings})

@@ -41,7 +41,7 @@ def run(record: dict[str, Any]) -> None:
     if kind == "FLOWFILE":
         roots = [record["root"]]
     else:
-        anchor = next((event for node, event in found if [node, event["event_id"]] == record["event"]), None)
+        anchor = next((event for node, event in found if [node, event["id"]] == record["event"]), None)
         roots = related(anchor, children=kind == "CHILDREN") if anchor else []
     result = graph(found, roots, visible)
     result["truncated"] = result["truncated"] or any(answer.get("truncated") for answer in answers.values())

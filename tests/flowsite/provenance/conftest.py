@@ -34,6 +34,18 @@ def eager_tasks():
 
 
 @pytest.fixture
+def cluster_settings(settings, redis_server, eager_tasks):
+    """The cluster's Redis (a private redis-server), jobs run in the test process, and two
+    seconds for each node to answer."""
+    settings.REDIS_URL = f"redis://127.0.0.1:{redis_server.port}/0"
+    settings.FLOWSITE_CLUSTER = "default"
+    settings.FLOWSITE_NODE_REQUEST_TIMEOUT = 2.0
+    forget_answers()
+    yield settings
+    forget_answers()
+
+
+@pytest.fixture
 def analytics_settings(settings, redis_server, tmp_path, eager_tasks, spark_runtime):  # noqa: F811
     """The cluster's Redis, the shared analytics directory, and as the jobs' Spark the test
     session's (``TEST_SETTINGS``: the job finds the process's runtime set up as it wants it)."""
