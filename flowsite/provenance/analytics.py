@@ -32,7 +32,7 @@ __all__ = ["Scope", "owned", "prepare", "public", "scope_for", "submit"]
 #: What only platform operators see of a request: where the nodes keep their files, what was
 #: found damaged in them, and the nodes' own words on what went wrong.
 _OPERATOR_ONLY = ("damage", "node_errors")
-_INTERNAL = ("kind", "user", "components", "operator", "updated_at")
+_INTERNAL = ("kind", "user", "components", "operator", "updated_at", "failure_reason")
 
 
 @dataclass(frozen=True)
@@ -91,9 +91,8 @@ def prepare(user, reach: Scope, *, question: str | None = None, params: dict[str
     return store.new(
         "analytics", user, operator=reach.operator,
         components=sorted(reach.components) if reach.components is not None else None,
-        tenants=list(reach.tenants), question=question, params=values, sql=text, adhoc=sql is not None,
-        nodes={"asked": [], "answered": [], "missing": []}, partial=False, result=None, error="", warnings=[],
-        damage=[], node_errors=[], duration_seconds=None)
+        tenants=list(reach.tenants), question=question, params=values, sql=text, adhoc=sql is not None, error="",
+        warnings=[], damage=[], node_errors=[], duration_seconds=None)
 
 
 def submit(user, reach: Scope, *, question: str | None = None, params: dict[str, Any] | None = None,

@@ -93,11 +93,13 @@ def lifetime(kind: str) -> int:
 
 
 def new(kind: str, user, **fields: Any) -> dict[str, Any]:
-    """A new request of ``kind`` by ``user`` with ``fields``, queued, not yet kept."""
+    """A new request of ``kind`` by ``user`` with ``fields``, queued, not yet kept: no node asked
+    yet, no result."""
     now = datetime.now(timezone.utc)
     return {"id": str(uuid.uuid4()), "kind": kind, "user": user.pk, "state": "queued", "percent": 0,
             "submitted_at": iso(now), "updated_at": iso(now), "started_at": None, "finished_at": None,
-            "expires_at": iso(now + timedelta(seconds=lifetime(kind))), **fields}
+            "expires_at": iso(now + timedelta(seconds=lifetime(kind))), "failure_reason": "",
+            "nodes": {"asked": [], "answered": [], "missing": []}, "partial": False, "result": None, **fields}
 
 
 def keep(record: dict[str, Any]) -> None:

@@ -37,7 +37,6 @@ LISTING_SIZE = 100
 _NO_FLOWFILE = "no such FlowFile in this queue"
 _NODE_PARAMETER = OpenApiParameter("clusterNodeId", str, required=False,
                                    description="The node holding the FlowFile (default: ask every node).")
-_EMPTY_NODES = {"asked": [], "answered": [], "missing": []}
 
 
 class _QueueRequest:
@@ -54,17 +53,13 @@ class _QueueRequest:
 
     def new(self, connection: Connection, **fields: Any) -> dict[str, Any]:
         return store.new(self.kind, self.request.user, connection=str(connection.pk),
-                         tenants=[str(connection.tenant_id)], nodes=_EMPTY_NODES, partial=False, failure_reason="",
-                         result=None, **fields)
+                         tenants=[str(connection.tenant_id)], **fields)
 
 
 class _Listing(_QueueRequest):
     kind = "listing"
     envelope = "listingRequest"
     detail_route = "api:listing-request"
-
-    def shape(self, record):
-        return shapes.listing(record, self.uri(record), self.request.user)
 
 
 class ListingRequests(_Listing, RequestEndpoint):
@@ -89,9 +84,6 @@ class _Drop(_QueueRequest):
     kind = "drop"
     envelope = "dropRequest"
     detail_route = "api:drop-request"
-
-    def shape(self, record):
-        return shapes.drop(record, self.uri(record), self.request.user)
 
 
 class DropRequests(_Drop, RequestEndpoint):

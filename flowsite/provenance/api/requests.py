@@ -16,13 +16,14 @@ from rest_framework.reverse import reverse
 
 from flowsite.cluster.api.views import ClusterEndpoint
 from flowsite.provenance import store
+from flowsite.provenance.api import shapes
 
 __all__ = ["RequestDetail", "RequestEndpoint"]
 
 
 class RequestEndpoint(ClusterEndpoint):
-    """An endpoint of requests of ``kind``; one that submits them answers 409 when the user
-    keeps too many."""
+    """An endpoint of requests of ``kind``, shown in ``envelope`` as ``shapes.<kind>`` makes
+    them; one that submits them answers 409 when the user keeps too many."""
 
     kind = ""
     envelope = ""
@@ -39,7 +40,7 @@ class RequestEndpoint(ClusterEndpoint):
         return {"request_id": record["id"]}
 
     def shape(self, record: dict[str, Any]) -> dict[str, Any]:
-        raise NotImplementedError
+        return getattr(shapes, self.kind)(record, self.uri(record), self.request.user)
 
     def answer(self, record: dict[str, Any], status: int) -> Response:
         shown = self.shape(record)

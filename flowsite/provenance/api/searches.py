@@ -36,9 +36,6 @@ from flowsite.provenance.submission import submit
 __all__ = ["ExportContent", "ExportDetail", "Exports", "LineageDetail", "LineageRequests", "ProvenanceQueries",
            "ProvenanceQuery", "SearchOptions"]
 
-_EMPTY_NODES = {"asked": [], "answered": [], "missing": []}
-
-
 def _known_node(node: str | None, path: tuple[str, ...]) -> None:
     """400 unless ``node`` (when given) is a node of the cluster."""
     if node and node not in nodes():
@@ -53,8 +50,7 @@ def _search_record(kind: str, request, search: dict[str, Any], path: tuple[str, 
     found = criteria.search(search, reach.visible)
     shown = {name: value for name, value in search.items() if value is not None}
     return store.new(kind, request.user, request=shown, tenants=list(reach.tenants),
-                     search={"query": found.query, "scope": sorted(found.scope)}, nodes=_EMPTY_NODES, partial=False,
-                     failure_reason="", result=None, **fields)
+                     search={"query": found.query, "scope": sorted(found.scope)}, **fields)
 
 
 class SearchOptions(ClusterEndpoint):
@@ -118,9 +114,6 @@ class _LineageEndpoint:
     envelope = "lineage"
     detail_route = "api:lineage-request"
 
-    def shape(self, record):
-        return shapes.lineage(record, self.uri(record), self.request.user)
-
 
 class LineageRequests(_LineageEndpoint, RequestEndpoint):
     """Submit a lineage request (NiFi's ``POST /provenance/lineage``): the lineage of a FlowFile,
@@ -148,7 +141,7 @@ class LineageRequests(_LineageEndpoint, RequestEndpoint):
         record = store.new("lineage", request.user, request={key: value for key, value in asked.items()
                                                              if value is not None},
                            tenants=list(reach.tenants), scope=sorted(reach.components), visible=sorted(reach.visible),
-                           nodes=_EMPTY_NODES, partial=False, failure_reason="", result=None, **fields)
+                           **fields)
         return self.answer(submit(record), status.HTTP_201_CREATED)
 
 
@@ -162,9 +155,6 @@ class _ExportEndpoint:
     kind = "export"
     envelope = "provenanceExport"
     detail_route = "api:provenance-export"
-
-    def shape(self, record):
-        return shapes.export(record, self.uri(record), self.request.user)
 
 
 class Exports(_ExportEndpoint, RequestEndpoint):
