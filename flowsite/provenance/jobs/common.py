@@ -10,14 +10,15 @@ does not answer delays no other), waiting ``FLOWSITE_NODE_REQUEST_TIMEOUT`` for 
 recorded in the request as they answer: ``nodes.asked``, ``nodes.answered`` and
 ``nodes.missing`` (``{node, reason, detail}``: a node that did not answer in time, answered an
 error or is not connected). A missing node makes the result ``partial``; it never fails the
-request.
+request. While it waits for slow nodes a job checks twice a second that its request still
+exists, so a DELETE stops it at once.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any
 
 import redis
@@ -32,6 +33,8 @@ __all__ = ["Gone", "ask", "begin", "finish", "run", "step", "target_nodes"]
 
 log = logging.getLogger(__name__)
 
+#: How often a job waiting for the nodes checks that its request still exists, in seconds.
+_CHECK_SECONDS = 0.5
 #: Answers a node may give that mean "nothing of that here" rather than an answer to merge: the
 #: node holds the component but does not run it (its tenant is placed on other nodes).
 _NOT_HERE = "here"
@@ -129,21 +132,27 @@ def ask(record: dict[str, Any], nodes: list[str], command: str, args: Callable[[
     timeout = float(settings.FLOWSITE_NODE_REQUEST_TIMEOUT)
     pool = ThreadPoolExecutor(max_workers=min(len(asked), 32), thread_name_prefix=f"ask-{command}")
     try:
-        futures = {pool.submit(_ask_one, node, command, args(node) if callable(args) else args, timeout): node
+        pending = {pool.submit(_ask_one, node, command, args(node) if callable(args) else args, timeout): node
                    for node in asked}
-        for done, future in enumerate(as_completed(futures), start=1):
-            node, reply = futures[future], future.result()
-            changes: dict[str, Any] = {}
-            if reply.ok and isinstance(reply.result, dict):
-                if reply.result.get(_NOT_HERE) is not False:
-                    results[node] = reply.result
-                    changes = (on_answer(node, reply.result) if on_answer else None) or {}
-                if node not in record["nodes"]["answered"]:
-                    record["nodes"]["answered"].append(node)
-            else:
-                _missed(record, node, reply)
-            step(record, nodes=record["nodes"], partial=record["partial"],
-                 percent=low + (high - low) * done // len(asked), **changes)
+        done = 0
+        while pending:
+            finished, _ = wait(pending, timeout=_CHECK_SECONDS, return_when=FIRST_COMPLETED)
+            if not finished and not store.exists(record["id"]):
+                raise Gone()
+            for future in finished:
+                node, reply = pending.pop(future), future.result()
+                done += 1
+                changes: dict[str, Any] = {}
+                if reply.ok and isinstance(reply.result, dict):
+                    if reply.result.get(_NOT_HERE) is not False:
+                        results[node] = reply.result
+                        changes = (on_answer(node, reply.result) if on_answer else None) or {}
+                    if node not in record["nodes"]["answered"]:
+                        record["nodes"]["answered"].append(node)
+                else:
+                    _missed(record, node, reply)
+                step(record, nodes=record["nodes"], partial=record["partial"],
+                     percent=low + (high - low) * done // len(asked), **changes)
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     return results
