@@ -21,13 +21,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from engine.units import format_data_size
+from flowsite.api.lookup import ACTION_WORDS
 from flowsite.flows.access import MODIFY_DATA, VIEW, VIEW_DATA, TenantAccess
 from flowsite.flows.models import Component, Connection, Kind
 from flowsite.provenance import formats
 
 __all__ = ["Presenter", "event_id", "split_event_id"]
-
-_POLICY_WORDS = {VIEW_DATA: "view the data of", MODIFY_DATA: "modify the data of"}
 
 
 def event_id(node: str, number: int) -> str:
@@ -139,7 +138,7 @@ class Presenter:
     @staticmethod
     def refusal(action: str) -> str:
         """Why something needing ``action`` is refused."""
-        return f"you may not {_POLICY_WORDS[action]} this component (the '{action}' policy)"
+        return f"you may not {ACTION_WORDS[action]} this component (the '{action}' policy)"
 
 
 def _attributes(event: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -147,8 +147,7 @@ def ask(record: dict[str, Any], nodes: list[str], command: str, args: Callable[[
                     if reply.result.get(_NOT_HERE) is not False:
                         results[node] = reply.result
                         changes = (on_answer(node, reply.result) if on_answer else None) or {}
-                    if node not in record["nodes"]["answered"]:
-                        record["nodes"]["answered"].append(node)
+                    record["nodes"]["answered"] = sorted({*record["nodes"]["answered"], node})
                 else:
                     _missed(record, node, reply)
                 step(record, nodes=record["nodes"], partial=record["partial"],

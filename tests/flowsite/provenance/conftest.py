@@ -13,6 +13,9 @@ from typing import Any
 
 import pytest
 from engine.cluster.keys import ClusterKeys
+from engine.config import StorageConfig
+from engine.content.config import ContentConfig
+from engine.node import NodeConfig
 from engine.provenance import ProvenanceEvent, ProvenanceEventType as E
 from engine.provenance.query import ProvenanceQuery
 from flowsite import celery_app
@@ -203,7 +206,9 @@ def inspected(cluster_settings, redis_server, tmp_path, tenant_a, tenant_b, admi
         assert api.post("/api/v1/cluster/deployments", {}, format="json").status_code == 202
     cluster = Cluster(redis_server, tmp_path)
     document = cluster.published_flow()
-    nodes = {node_id: cluster.node(node_id, document) for node_id in ("n1", "n2")}
+    # Every content in a file of its own, so that one can age off while another stays.
+    config = NodeConfig(storage=StorageConfig(content_repository=ContentConfig(max_appendable_size=1)))
+    nodes = {node_id: cluster.node(node_id, document, config=config) for node_id in ("n1", "n2")}
     world = Inspected(cluster, a, b, nodes)
     for node_id in nodes:
         wait_until(lambda node_id=node_id: world.queued(node_id, a["c4"].pk) == 1 and
