@@ -321,6 +321,18 @@ class PartitionedQueue:
         """The local partition's swap files."""
         return self._local.swapped_files()
 
+    def find(self, uuid: str) -> FlowFile | None:
+        """The FlowFile ``uuid`` if it waits in memory in any partition."""
+        with self._lock:
+            queues = [self._local, *self._remote_queues()]
+        return next((found for queue in queues if (found := queue.find(uuid)) is not None), None)
+
+    def find_swapped(self, uuid: str) -> str | None:
+        """The swap file of any partition holding FlowFile ``uuid``, or None."""
+        with self._lock:
+            queues = [self._local, *self._remote_queues()]
+        return next((found for queue in queues if (found := queue.find_swapped(uuid)) is not None), None)
+
     def take_all(self) -> tuple[list[FlowFile], list[SwappedFile]]:
         """Empty every partition (see ``FlowFileQueue.take_all``); settle through this queue."""
         with self._lock:

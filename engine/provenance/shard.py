@@ -35,7 +35,7 @@ import os
 import shutil
 import sqlite3
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
@@ -98,6 +98,9 @@ class Shard:
         self.indexed_attributes = frozenset(indexed_attributes)
         self.segment_version = SEGMENT_VERSION
         self.count = self.min_id = self.max_id = self.min_time = self.max_time = 0
+        #: Events of each component key and of each type (the planner's figures, see ``search``).
+        self.components: Counter[int] = Counter()
+        self.types: Counter[str] = Counter()
         self._block_ids: list[int] = []
         self._blocks: list[tuple[str, int, int]] = []
         self._writer: sqlite3.Connection | None = None
@@ -216,6 +219,7 @@ class Shard:
         self.count = meta.get("count", 0)
         self.min_id, self.max_id = meta.get("min_id", 0), meta.get("max_id", 0)
         self.min_time, self.max_time = meta.get("min_time", 0), meta.get("max_time", 0)
+        self.components, self.types = index.meta_counts(meta)
         rows = self._writer.execute("SELECT first_id, segment, offset, length FROM blocks ORDER BY first_id")
         block_ids, blocks = [], []
         for first_id, name, offset, length in rows:
@@ -286,6 +290,7 @@ class Shard:
         for name in index.INDEX_FILES:
             fileops.unlink(self.path / name, missing_ok=True)
         self.count = self.min_id = self.max_id = self.min_time = self.max_time = 0
+        self.components, self.types = Counter(), Counter()
         self.segment_version = SEGMENT_VERSION
         self._writer = index.connect(db)
         index.create(self._writer)
@@ -323,6 +328,7 @@ class Shard:
         conn = self._writer
         indexed = unreadable = unknown = 0
         count, min_id, min_time, max_time = self.count, self.min_id, self.min_time, self.max_time
+        components, types = Counter(self.components), Counter(self.types)
         last = low - 1
         framed_only = self.segment_version >= SEGMENT_VERSION
         conn.execute("BEGIN")
@@ -349,6 +355,7 @@ class Shard:
                     conn.execute("INSERT INTO blocks VALUES (?, ?, ?, ?)", (ids[0], name, item.offset, item.length))
                     fragments = codec.index_fragments(events, self.indexed_attributes)
                     index.insert(conn, [e.event_id for e in events], fragments)
+                    index.add_counts(components, types, fragments)
                     times = [e.event_time for e in events]
                     if not count:
                         min_id, min_time, max_time = events[0].event_id, times[0], times[0]
@@ -363,7 +370,7 @@ class Shard:
             }
             if count:
                 meta.update(count=count, min_id=min_id, max_id=max(last, self.max_id), min_time=min_time,
-                            max_time=max_time)
+                            max_time=max_time, **index.counts_meta(components, types))
             conn.execute("INSERT OR REPLACE INTO meta SELECT key, value FROM json_each(?)", (json.dumps(meta),))
             conn.execute("COMMIT")
         except BaseException:
@@ -425,6 +432,8 @@ class Shard:
         first = self.count == 0
         if not first:
             min_time, max_time = min(min_time, self.min_time), max(max_time, self.max_time)
+        components, types = Counter(self.components), Counter(self.types)
+        index.add_counts(components, types, fragments)
         meta = {
             "version": codec.FORMAT_VERSION,
             "index": index.INDEX_VERSION,
@@ -436,6 +445,7 @@ class Shard:
             "max_id": ids[-1],
             "min_time": min_time,
             "max_time": max_time,
+            **index.counts_meta(components, types),
         }
         block_rows = [(first_id, name, offset, length) for first_id, offset, length in rows]
         conn = self._writer
@@ -462,20 +472,23 @@ class Shard:
             self.count = meta["count"]
             self.min_id, self.max_id = meta["min_id"], meta["max_id"]
             self.min_time, self.max_time = min_time, max_time
+            self.components, self.types = components, types
         # Three stats instead of one per file of the shard: see the journal set for why.
         index_bytes = self._index_size()
         _, _, offset, length = block_rows[-1]
         self.size += offset + OVERHEAD + length + index_bytes - self._index_bytes
         self._index_bytes = index_bytes
 
-    def select_ids(self, where: Sequence[str], params: Sequence[Any], before: int | None, limit: int) -> list[int]:
-        """Ids of events matching every SQL condition in ``where``, newest first."""
+    def select_ids(self, where: Sequence[str], params: Sequence[Any], before: int | None, limit: int,
+                   hint: str = "") -> list[int]:
+        """Ids of events matching every SQL condition in ``where``, newest first; ``hint`` is
+        SQLite's ``INDEXED BY <index>`` or ``NOT INDEXED`` (see ``search``)."""
         conditions = list(where)
         values = list(params)
         if before is not None:
             conditions.append("id < ?")
             values.append(before)
-        sql = "SELECT id FROM events"
+        sql = f"SELECT id FROM events {hint}"
         if conditions:
             sql += " WHERE " + " AND ".join(conditions)
         sql += " ORDER BY id DESC LIMIT ?"

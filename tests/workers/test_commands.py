@@ -95,7 +95,7 @@ def test_empty_a_queue_drops_what_waits(bus, node):
     wait_until(lambda: node.node.controller.processor("gen").run_status() == "Stopped", what="gen stopped")
     waiting = len(queue)
     reply = _ask(bus, "queue.empty", id="c", requester="ann")
-    assert reply.ok and reply.result == {"id": "c", "dropped": waiting}
+    assert reply.ok and reply.result == {"id": "c", "dropped": waiting, "dropped_bytes": 10 * waiting}
     assert len(queue) == 0
     reply = _ask(bus, "queue.empty", id="nope")
     assert not reply.ok and "no connection has identifier 'nope'" in reply.error

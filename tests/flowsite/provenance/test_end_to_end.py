@@ -40,7 +40,8 @@ def platform(tmp_path, redis_server, settings):
     for node_id in ("n1", "n2"):
         cluster.start(node_id, env=env)
     worker = OutputProcess(
-        [sys.executable, "-m", "celery", "-A", "flowsite", "worker", "--pool", "solo", "--loglevel", "INFO",
+        [sys.executable, "-m", "celery", "-A", "flowsite", "worker", "--queues", "provenance,analytics", "--pool", "solo",
+         "--loglevel", "INFO",
          "--hostname", "jobs-test@%h", "--without-mingle", "--without-gossip", "--without-heartbeat"],
         REPO_ROOT, {**os.environ, **env, "REDIS_URL": settings.REDIS_URL, "CELERY_BROKER_URL": broker,
                     "FLOWSITE_CLUSTER": "default", "SPARK_MASTER": "local[1]"})
