@@ -1,57 +1,80 @@
 """Provenance in the portal: the search page (its script asks the API's provenance query request
 and shows the events), an event's page (every field, its attributes, its content and replay) and
 the lineage graph of an event or a FlowFile (drawn by its script from the API's lineage request).
-Searching needs the session tenant's *query provenance* policy, as the API does."""
+The checks are the API's (``flowsite.provenance.scope``, ``flowsite.provenance.api.events``): a
+search covers every tenant of the user whose provenance they may query; an event of another
+tenant, or one that never was, is the portal's 404; a missing policy is a 403 naming it."""
 
 from __future__ import annotations
 
 from urllib.parse import quote
 
+import redis
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import render
+from rest_framework import exceptions
 
-from flowsite.flows import access as policies
+from flowsite.cluster import redis as cluster_redis
 from flowsite.portal.forms.provenance import search_form
-from flowsite.portal.lookup import tenant_access
 from flowsite.portal.tenancy import current_tenant
+from flowsite.provenance import scope
+from flowsite.provenance.api.events import viewable_event
+from flowsite.provenance.direct import NodeUnavailable
 
 
-def _querying_tenant(request, *, required: bool = False):
-    """The session tenant, if the user may query its provenance (else 403); None without one (a
-    404 when ``required``)."""
-    tenant = current_tenant(request)
-    if tenant is None and required:
-        raise Http404("no tenant")
-    if tenant is not None and not tenant_access(request, tenant).has_global(policies.QUERY_PROVENANCE):
-        raise PermissionDenied(f"You may not query the provenance of {tenant.name} "
-                               f"(the tenant's '{policies.QUERY_PROVENANCE}' policy).")
-    return tenant
+class _Unreachable(Exception):
+    """The node holding an event (or the cluster's Redis) cannot be reached now."""
+
+
+def _may_query(request) -> bool:
+    """Whether the user belongs to a tenant (False: the no-tenant page); 403 unless they may query
+    the provenance of one of their tenants."""
+    if current_tenant(request) is None:
+        return False
+    try:
+        scope.require_query(request)
+    except exceptions.PermissionDenied as error:
+        raise PermissionDenied(str(error.detail)) from None
+    return True
+
+
+def _event_or_404(request, event_id: str) -> dict:
+    """Every field of the event ``event_id`` the user may see (the API's view of it): Http404 for
+    none of theirs, PermissionDenied without *view provenance* on it, _Unreachable when its node
+    cannot answer."""
+    try:
+        found = viewable_event(request, event_id)
+        return found.presenter.full(found.node, found.event)
+    except (exceptions.NotFound, exceptions.ValidationError):
+        raise Http404("no such provenance event") from None
+    except exceptions.PermissionDenied as error:
+        raise PermissionDenied(str(error.detail)) from None
+    except NodeUnavailable as error:
+        raise _Unreachable(str(error.detail)) from None
+    except redis.RedisError:
+        raise _Unreachable(cluster_redis.unreachable_message()) from None
+
+
+def _unreachable(request, error: _Unreachable):
+    return render(request, "portal/provenance/unreachable.html", {"reason": str(error)}, status=503)
 
 
 @login_required
 def search(request):
     """The search form, filled from the URL (its script runs the search at once)."""
-    tenant = _querying_tenant(request)
-    if tenant is None:
+    if not _may_query(request):
         return render(request, "portal/no_tenant.html")
-    return render(request, "portal/provenance/search.html", {"tenant": tenant, "form": search_form(request.GET)})
+    return render(request, "portal/provenance/search.html", {"form": search_form(request.GET)})
 
 
 @login_required
 def flowfile_lineage(request, uuid):
     """The lineage graph of a FlowFile (one of another tenant shows nothing, as one that never was)."""
-    tenant = _querying_tenant(request)
-    if tenant is None:
+    if not _may_query(request):
         return render(request, "portal/no_tenant.html")
-    return render(request, "portal/provenance/lineage.html", {"tenant": tenant, "uuid": str(uuid), "event": None})
-
-
-def _event_or_404(request, event_id: str) -> dict:
-    """The event ``event_id`` as the API gives it, if the user may see it (Http404 /
-    PermissionDenied otherwise)."""
-    raise Http404("no such provenance event")  # filled in once the API's event lookup is merged
+    return render(request, "portal/provenance/lineage.html", {"uuid": uuid, "event": None})
 
 
 def _facts(event: dict) -> list[dict]:
@@ -107,7 +130,10 @@ def event(request, event_id):
     """Every field of an event, its attributes (what it changed marked), its content and replay.
     What the user may not see the API leaves out: no attributes or content claims without *view
     the data*, replay unavailable (and why) without *modify the data*."""
-    found = _event_or_404(request, event_id)
+    try:
+        found = _event_or_404(request, event_id)
+    except _Unreachable as error:
+        return _unreachable(request, error)
     attributes = found.get("attributes")
     return render(request, "portal/provenance/event.html", {
         "event": found, "facts": _facts(found), "claims": _claims(found),
@@ -121,6 +147,10 @@ def event(request, event_id):
 @login_required
 def event_lineage(request, event_id):
     """The lineage graph of an event's FlowFile."""
-    tenant = _querying_tenant(request, required=True)
-    found = _event_or_404(request, event_id)
-    return render(request, "portal/provenance/lineage.html", {"tenant": tenant, "event": found, "uuid": found["flowFileUuid"]})
+    if not _may_query(request):
+        raise Http404("no tenant")
+    try:
+        found = _event_or_404(request, event_id)
+    except _Unreachable as error:
+        return _unreachable(request, error)
+    return render(request, "portal/provenance/lineage.html", {"event": found, "uuid": found["flowFileUuid"]})
