@@ -63,7 +63,14 @@ export class LineageGraph {
     return added;
   }
 
+  /** Tell the graph its container moved or changed size (e.g. the progress above it grew):
+   *  Cytoscape keeps the container's place to find what a click hits. */
+  moved() {
+    this.cy.resize();
+  }
+
   layout() {
+    this.moved();
     const byTime = (a, b) => (a.data("millis") ?? 0) - (b.data("millis") ?? 0) || (a.id() < b.id() ? -1 : 1);
     this.cy.layout({name: "breadthfirst", directed: true, maximal: true, roots: this.cy.nodes().roots(),
                     depthSort: byTime, spacingFactor: 0.85, avoidOverlap: true, animate: false}).run();

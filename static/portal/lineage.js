@@ -22,6 +22,7 @@ const lineageUrl = (uuid) => app.dataset.flowfileLineageUrl.replace("FLOWFILE", 
 function say(text) {
   problem.textContent = text;
   problem.hidden = !text;
+  graph.moved();
 }
 
 /** Run a lineage request and merge its graph; how many nodes it added. */
@@ -33,6 +34,7 @@ async function ask(request, noun) {
   const truncated = done.results?.truncated ? " The graph was cut at its first 1,000 nodes." : "";
   progress.finish(done.partial ? "failed" : "done",
     `${noun}: ${added} node(s) added${done.partial ? " — a partial result" : ""}.${truncated}`, done);
+  graph.moved();
   listEvents();
   return added;
 }

@@ -29,8 +29,11 @@ async function replay(button) {
     const answer = await api("POST", "provenance-events/replays", {eventId: app.dataset.event});
     const event = answer.provenanceEvent || answer;
     result.replaceChildren(element("div", {class: "alert alert-success", id: "replay-done"},
-      "Replayed: FlowFile ", element("span", {class: "mono"}, event.flowFileUuid ?? ""), " was queued. ",
-      element("a", {href: eventUrl(event.id)}, `Open the REPLAY event ${event.id}`)));
+      "Replayed: the new FlowFile ", element("span", {class: "mono"}, event.childUuids?.[0] ?? event.flowFileUuid ?? ""),
+      " was queued on the source connection. ",
+      element("a", {href: eventUrl(event.id)}, `Open the REPLAY event ${event.id}`),
+      element("p", {class: "small"}, "A node indexes its new events within a short while (30 s by default): " +
+                                      "until then the event's page says it is not found.")));
   } catch (error) {
     const why = error.status === 409 ? "The node refused the replay" : "The replay failed";
     result.replaceChildren(element("div", {class: "alert alert-error", role: "alert", id: "replay-refused"},

@@ -251,7 +251,8 @@ def test_an_event_s_content_views_and_replay(live_server, transactional_db, admi
     shown = {"n1:7": full_event()}
     monkeypatch.setattr(event_pages, "_event_or_404", lambda request, event_id: shown[event_id])
     document = b"<?xml version='1.0'?><root><item id=\"1\">one</item><item/></root>" + b" " * (2 << 20)
-    replays = iter([answer(201, {"provenanceEvent": full_event(id="n1:9", eventType="REPLAY", flowFileUuid="ff-9")}),
+    replays = iter([answer(201, {"provenanceEvent": full_event(id="n1:9", eventType="REPLAY", parentUuids=["ff-7"],
+                                                             childUuids=["ff-9"])}),
                     answer(409, {"status": 409, "message": "the source connection conn-1 is no longer in the flow"})])
     with chromium_page() as page:
         api = FakeApi(page, {
