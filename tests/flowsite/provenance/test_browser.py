@@ -30,6 +30,7 @@ def test_ask_a_question_and_run_sql_in_the_browser(live_server, transactional_db
         page.goto(f"{live_server.url}/login/")
         log_in(page, "alice", "Acme")
         page.get_by_role("link", name="Provenance", exact=True).click()
+        page.get_by_role("link", name="Provenance analytics").click()
         expect(page.locator("h1")).to_have_text("Provenance analytics")
 
         drops = page.locator("#question-drops")
