@@ -4,8 +4,9 @@ JSON into the request store in chunks that expire with the request.
 
 Each node is read a window of time at a time (``provenance.query`` with ``start_time`` and
 ``end_time``, at most ``PAGE`` events): a window whose events do not all fit in one answer is
-halved, the newer half read first, until they do; so every event is read once, newest first,
-whatever order the node keeps them in. The nodes' events are merged as they are read: only the
+halved, the newer half read first, until they do (a single millisecond is asked for up to
+``MOST``, a node's limit); so every event is read once, newest first, whatever order the node
+keeps them in. The nodes' events are merged as they are read: only the
 window of each node at hand is held, never the whole export. A node that stops answering ends its
 part of the export, which is then partial and says so.
 """
@@ -29,8 +30,10 @@ from flowsite.provenance.scope import accesses_of
 
 __all__ = ["COLUMNS", "run"]
 
-#: The most events asked of a node at a time.
+#: The events asked of a node at a time, and the most a node answers at once (for the events of
+#: one millisecond: a session that splits a FlowFile records all its events at one time).
 PAGE = 2000
+MOST = 10_000
 #: How far past the job's clock a node's clock may run (its newest events are not left out).
 CLOCK_SLACK_MS = 60_000
 #: Bytes written to the store at a time.
@@ -83,23 +86,27 @@ class _Writer:
 
 class _Node:
     """One node's events of the search, newest first, read a window at a time (see the module
-    docstring); ``fetch(low, high)`` gives the node's answer for a window, None once it is missing."""
+    docstring); ``fetch(low, high, limit)`` gives the node's answer for a window, None once the
+    node is missing."""
 
-    def __init__(self, fetch: Callable[[int, int], dict[str, Any] | None]) -> None:
+    def __init__(self, fetch: Callable[[int, int, int], dict[str, Any] | None]) -> None:
         self.fetch = fetch
-        self.windows: list[tuple[int, int]] = []
+        self.windows: list[tuple[int, int, int]] = []
         self.events: deque[dict[str, Any]] = deque()
         self.truncated = False
 
-    def take(self, answer: dict[str, Any] | None, low: int, high: int) -> None:
-        """Hold ``answer``, the node's events of the window [low, high], or halve the window."""
+    def take(self, answer: dict[str, Any] | None, low: int, high: int, limit: int) -> None:
+        """Hold ``answer``, the node's events of the window [low, high] (at most ``limit``), or
+        halve the window; a single millisecond with more events is asked again for ``MOST``."""
         if answer is None:
             self.windows.clear()
         elif answer.get("more") and low < high:
             oldest = answer.get("oldest_event_time")
             low = max(low, oldest) if oldest is not None and oldest <= high else low
             middle = (low + high) // 2
-            self.windows += [window for window in ((low, middle), (middle + 1, high)) if window[0] <= window[1]]
+            self.windows += [(*window, PAGE) for window in ((low, middle), (middle + 1, high)) if window[0] <= window[1]]
+        elif answer.get("more") and limit < MOST:
+            self.windows.append((low, high, MOST))
         else:
             self.truncated = self.truncated or bool(answer.get("more"))
             self.events.extend(sorted(answer.get("events") or (), key=lambda e: (e.get("time") or 0, e.get("id") or 0),
@@ -108,8 +115,8 @@ class _Node:
     def next(self) -> dict[str, Any] | None:
         """The node's next event, newest first; None when it has no more."""
         while not self.events and self.windows:
-            low, high = self.windows.pop()
-            self.take(self.fetch(low, high), low, high)
+            low, high, limit = self.windows.pop()
+            self.take(self.fetch(low, high, limit), low, high, limit)
         return self.events.popleft() if self.events else None
 
     @property
@@ -127,21 +134,21 @@ def run(record: dict[str, Any]) -> None:
     low = search["query"].get("start_time") or 0
     high = search["query"].get("end_time") or int(time.time() * 1000) + CLOCK_SLACK_MS
 
-    def args(window_low: int, window_high: int) -> dict[str, Any]:
+    def args(window_low: int, window_high: int, most: int) -> dict[str, Any]:
         return {"query": {**search["query"], "start_time": window_low, "end_time": window_high},
-                "scope": search["scope"], "limit": PAGE}
+                "scope": search["scope"], "limit": most}
 
-    def fetcher(node: str) -> Callable[[int, int], dict[str, Any] | None]:
-        def fetch(window_low: int, window_high: int) -> dict[str, Any] | None:
+    def fetcher(node: str) -> Callable[[int, int, int], dict[str, Any] | None]:
+        def fetch(window_low: int, window_high: int, most: int) -> dict[str, Any] | None:
             percent = 10 + 85 * writer.count // limit
-            return ask(record, [node], "provenance.query", args(window_low, window_high),
+            return ask(record, [node], "provenance.query", args(window_low, window_high, most),
                        progress=(percent, percent)).get(node)
         return fetch
 
     parts = {node: _Node(fetcher(node)) for node in nodes}
-    first = ask(record, nodes, "provenance.query", args(low, high), progress=(5, 10)) if search["scope"] else {}
+    first = ask(record, nodes, "provenance.query", args(low, high, PAGE), progress=(5, 10)) if search["scope"] else {}
     for node, part in parts.items():
-        part.take(first.get(node), low, high)
+        part.take(first.get(node), low, high, PAGE)
     heap: list[tuple] = []
 
     def push(node: str) -> None:

@@ -403,3 +403,18 @@ def test_an_export_holds_every_event_of_the_search_newest_first(inspected, api_a
 
     events = json.loads(_content(api_a, two["contentUri"])[1])
     assert [event["id"] for event in events] == queried[:2] and events[0]["componentName"]
+
+
+def test_an_export_larger_than_a_node_answers_at_once_reads_it_window_by_window(inspected, api_a, monkeypatch):
+    """With at most 3 events an answer, each node's 11 events are read by halving time windows:
+    every event once, newest first, as the query orders them."""
+    from flowsite.provenance.jobs import export
+
+    monkeypatch.setattr(export, "PAGE", 3)
+    answer = api_a.post("/api/v1/provenance-exports", {"provenanceExport": {"format": "JSON"}}, format="json")
+    body = answer.json()["provenanceExport"]
+    assert (body["state"], body["eventCount"], body["truncated"]) == ("done", 2 * PER_NODE, False), body
+    import json
+
+    exported = [event["id"] for event in json.loads(_content(api_a, body["contentUri"])[1])]
+    assert exported == [event["id"] for event in query(api_a)["results"]["provenanceEvents"]]
