@@ -76,6 +76,6 @@ export function remove(resource) {
 
 /** An ApiError as one line, then its problems. */
 export function describe(error) {
-  if (!(error instanceof ApiError)) return [String(error)];
+  if (!(error instanceof ApiError)) return [error?.message || String(error)];
   return [error.message, ...(error.body.problems || []).map((p) => `${p.path ? p.path + ": " : ""}${p.message}`)];
 }

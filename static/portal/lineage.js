@@ -7,7 +7,7 @@ import {api, describe} from "./canvas-api.js";
 import {element} from "./dom.js";
 import {LineageGraph} from "./lineage-graph.js";
 import {RequestProgress} from "./request-progress.js";
-import {RequestFollower, Superseded} from "./requests.js";
+import {RequestFollower} from "./requests.js";
 
 const app = document.getElementById("lineage-app");
 const panel = document.getElementById("lineage-panel");
@@ -28,12 +28,10 @@ function say(text) {
 /** Run a lineage request and merge its graph; how many nodes it added. */
 async function ask(request, noun) {
   progress.noun = noun;
-  progress.start();
-  const done = await follower.run({lineage: {request}}, (answer) => progress.show(answer));
+  const done = await progress.follow(follower, {lineage: {request}}).finally(() => graph.moved());
   const added = graph.merge(done.results || {});
   const truncated = done.results?.truncated ? " The graph was cut at its first 1,000 nodes." : "";
-  progress.finish(done.partial ? "failed" : "done",
-    `${noun}: ${added} node(s) added${done.partial ? " — a partial result" : ""}.${truncated}`, done);
+  progress.done(done, `${noun}: ${added} node(s) added.${truncated}`);
   graph.moved();
   listEvents();
   return added;
@@ -74,7 +72,7 @@ async function expand(data, direction, button) {
     const added = await ask(request, direction === "PARENTS" ? "Finding the parents" : "Finding the children");
     if (!added) say(`No ${direction === "PARENTS" ? "parent" : "child"} was added: they are all drawn already.`);
   } catch (error) {
-    if (!(error instanceof Superseded)) say(`The expansion failed: ${describe(error).join(" — ")}`);
+    // said in the progress panel
   } finally {
     button.disabled = false;
   }
@@ -130,5 +128,5 @@ ask(first, "Computing the lineage")
     graph.focus(eventId, flowFile);
     if (!added) say("No event of this FlowFile that you may view: it may have aged off, or it never existed.");
   })
-  .catch((error) => { if (!(error instanceof Superseded)) say(`The lineage could not be computed: ${describe(error).join(" — ")}`); })
+  .catch(() => {})  // said in the progress panel
   .finally(() => { app.dataset.loaded = "true"; });

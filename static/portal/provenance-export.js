@@ -1,10 +1,10 @@
 // Exporting a provenance search's result (CSV or JSON): the export request, its progress in place,
 // then a link that downloads the file.
 
-import {apiUrl, describe} from "./canvas-api.js";
+import {apiUrl} from "./canvas-api.js";
 import {element} from "./dom.js";
 import {RequestProgress} from "./request-progress.js";
-import {RequestFollower, Superseded} from "./requests.js";
+import {RequestFollower} from "./requests.js";
 
 export class ProvenanceExport {
   /** The export of the results shown in ``root`` (its [data-export] buttons name the formats). */
@@ -28,17 +28,14 @@ export class ProvenanceExport {
 
   async export(format) {
     this.area.hidden = false;
-    this.progress.start();
+    const {maxResults, ...search} = this.request;  // an export holds as many events as the search shows
     try {
-      const {maxResults, ...search} = this.request;  // an export holds as many events as the search shows
-      const done = await this.follower.run({provenanceExport: {format, maxEvents: maxResults, request: search}},
-                                           (request) => this.progress.show(request));
-      this.progress.finish(done.partial ? "failed" : "done",
-        `The ${format} export of ${done.eventCount} event(s) is ready${done.partial ? " (a partial result)" : ""}.`, done);
+      const done = await this.progress.follow(this.follower, {provenanceExport: {format, maxEvents: maxResults, request: search}});
+      this.progress.done(done, `The ${format} export of ${done.eventCount} event(s) is ready.`);
       this.progress.element.append(element("a", {class: "btn btn-sm btn-primary", href: apiUrl(done.contentUri),
                                                  download: ""}, `Download ${format}`));
     } catch (error) {
-      if (!(error instanceof Superseded)) this.progress.finish("failed", `The export failed: ${describe(error).join(" — ")}`);
+      // said in the progress panel
     }
   }
 }

@@ -4,7 +4,6 @@
 // search, so a deep link (?componentId=…, ?flowFileUuid=…) or a reload runs it again; opening the
 // page runs it at once, as NiFi does.
 
-import {describe} from "./canvas-api.js";
 import {element} from "./dom.js";
 import {PagedTable} from "./paged-table.js";
 import {ProvenanceExport} from "./provenance-export.js";
@@ -14,7 +13,6 @@ import {RequestFollower, Superseded} from "./requests.js";
 const app = document.getElementById("provenance-app");
 const form = document.getElementById("search-form");
 const results = document.getElementById("search-results");
-const problem = document.getElementById("search-problem");
 const progress = new RequestProgress(document.getElementById("search-progress"), "Searching the nodes");
 const follower = new RequestFollower("provenance", "provenance");
 const linkTo = (template, id) => template.replace("EVENT", encodeURIComponent(id));
@@ -75,22 +73,19 @@ function showResults(request) {
 }
 
 async function search() {
-  problem.hidden = true;
-  progress.start();
+  let request;
   try {
-    const request = criteria();
-    exporter.reset(request);
-    const done = await follower.run({provenance: {request}}, (answer) => progress.show(answer));
-    const count = done.results?.provenanceEvents?.length ?? 0;
-    progress.finish(done.partial ? "failed" : "done",
-      `Found ${count.toLocaleString("en")} event(s)${done.partial ? " — a partial result" : ""}.`, done);
+    request = criteria();
+  } catch (error) {
+    return progress.finish("failed", `The search cannot be asked: ${error.message}`);
+  }
+  exporter.reset(request);
+  try {
+    const done = await progress.follow(follower, {provenance: {request}});
+    progress.done(done, `Found ${(done.results?.provenanceEvents?.length ?? 0).toLocaleString("en")} event(s).`);
     showResults(done);
   } catch (error) {
-    if (error instanceof Superseded) return;
-    progress.finish("failed", "The search failed.");
-    problem.textContent = `The search failed: ${describe(error).join(" — ")}`;
-    problem.hidden = false;
-    results.hidden = true;
+    if (!(error instanceof Superseded)) results.hidden = true;
   }
 }
 

@@ -2,7 +2,6 @@
 // (the first ones of each node by the queue's priority) with the queue's totals; each FlowFile
 // opens its details (flowfile-dialog.js).
 
-import {describe} from "./canvas-api.js";
 import {element} from "./dom.js";
 import {FlowFileDialog} from "./flowfile-dialog.js";
 import {dataSize, duration} from "./format.js";
@@ -13,7 +12,6 @@ import {RequestFollower, Superseded} from "./requests.js";
 const app = document.getElementById("queue-app");
 const connection = app.dataset.connection;
 const listing = document.getElementById("queue-listing");
-const problem = document.getElementById("listing-problem");
 const progress = new RequestProgress(document.getElementById("listing-progress"), "Listing the queue");
 const follower = new RequestFollower(`flowfile-queues/${connection}/listing-requests`, "listingRequest");
 const dialog = new FlowFileDialog(document.getElementById("flowfile-dialog"), connection, app.dataset);
@@ -54,17 +52,12 @@ function showListing(request) {
 }
 
 async function list() {
-  problem.hidden = true;
-  progress.start();
   try {
-    const done = await follower.run(undefined, (request) => progress.show(request));
-    progress.finish(done.partial ? "failed" : "done", `Listed ${(done.flowFileSummaries || []).length} FlowFile(s).`, done);
+    const done = await progress.follow(follower, undefined);
+    progress.done(done, `Listed ${(done.flowFileSummaries || []).length} FlowFile(s).`);
     showListing(done);
   } catch (error) {
-    if (error instanceof Superseded) return;
-    progress.finish("failed", "The queue could not be listed.");
-    problem.textContent = `The queue could not be listed: ${describe(error).join(" — ")}`;
-    problem.hidden = false;
+    if (!(error instanceof Superseded)) listing.hidden = true;
   }
 }
 

@@ -1,7 +1,10 @@
 // A request resource's progress in a progress panel (progress.js's Panel): how far it is, which
-// nodes were asked and which answered, and once finished which did not (a partial result) and why.
+// nodes were asked and which answered, and once finished which did not (a partial result) and why;
+// a failure is said there too (as an alert).
 
+import {describe} from "./canvas-api.js";
 import {Panel} from "./progress.js";
+import {Superseded} from "./requests.js";
 
 function nodeLines(request) {
   const nodes = request.nodes || {asked: [], answered: [], missing: []};
@@ -46,5 +49,25 @@ export class RequestProgress {
   finish(state, title, request) {
     this.panel ??= new Panel(this.element);
     this.panel.finish(state, title, request ? nodeLines(request) : []);
+    this.element.setAttribute("role", state === "failed" ? "alert" : "status");
+  }
+
+  /** Run ``body`` with ``follower`` (a RequestFollower), showing its progress: the finished
+   *  request (``done`` closes the panel), or the error, said in the panel and thrown again. */
+  async follow(follower, body) {
+    this.start();
+    this.element.setAttribute("role", "status");
+    try {
+      return await follower.run(body, (request) => this.show(request));
+    } catch (error) {
+      if (!(error instanceof Superseded)) this.finish("failed", `${this.noun} failed: ${describe(error).join(" — ")}`);
+      throw error;
+    }
+  }
+
+  /** Close the panel on the finished ``request``; ``title`` says what it found. */
+  done(request, title) {
+    this.finish(request.partial ? "failed" : "done", request.partial ? `${title} A partial result: some nodes did not answer.`
+      : title, request);
   }
 }

@@ -298,3 +298,37 @@ def test_an_event_s_content_views_and_replay(live_server, transactional_db, admi
         expect(page.locator("#event-content")).to_have_count(0)
         expect(page.locator("#replay-explanation")).to_contain_text("the 'view_data' policy")
         expect(page.get_by_role("button", name="Replay")).to_have_count(0)
+
+
+def test_refusals_and_failures_are_said_where_the_work_was_asked(live_server, transactional_db, admin_a, tenant_a):
+    from flowsite.flows.models import Connection
+    from tests.flowsite.portal.conftest import add_processor
+    gen, log = add_processor(tenant_a.root, "GenerateFlowFile", "gen"), add_processor(tenant_a.root, "LogAttribute", "log")
+    conn = Connection.objects.create(parent=tenant_a.root, tenant=tenant_a.tenant, source=gen, destination=log,
+                                     selected_relationships=["success"])
+    failed = {**request_resource("l", "l1", finished=True, percent=100), "state": "failed",
+              "failureReason": "the jobs' worker stopped"}
+    with chromium_page() as page:
+        FakeApi(page, {
+            ("POST", "/api/v1/provenance"): answer(503, {"status": 503, "message": "the cluster's Redis cannot be reached"}),
+            ("POST", f"/api/v1/flowfile-queues/{conn.pk}/listing-requests"): answer(202, {"listingRequest": failed}),
+            ("POST", "/api/v1/provenance/lineage"): answer(403, {
+                "status": 403, "message": "you may not query provenance (the 'query_provenance' policy of this tenant)"}),
+        })
+        page.goto(f"{live_server.url}/provenance/")
+        log_in_if_asked(page)
+        searched = page.locator("#search-progress")
+        expect(searched).to_have_text(re.compile("Searching the nodes failed: the cluster's Redis cannot be reached"))
+        expect(searched).to_have_attribute("role", "alert")
+        expect(page.locator("#search-results")).to_be_hidden()
+        page.get_by_label("From").fill("2026-08-22T10:00:00")
+        page.get_by_label("To").fill("2026-08-21T10:00:00")
+        page.get_by_role("button", name="Search").click()
+        expect(page).to_have_url(re.compile(r"startDate=2026-08-22T10%3A00&endDate=2026-08-21T10%3A00"))
+
+        page.goto(f"{live_server.url}/connections/{conn.pk}/queue/")
+        expect(page.locator("#listing-progress")).to_contain_text("Listing the queue failed: the jobs' worker stopped")
+
+        page.goto(f"{live_server.url}/provenance/flowfiles/ff-1/lineage/")
+        expect(page.locator("#lineage-progress")).to_contain_text(
+            "Computing the lineage failed: you may not query provenance (the 'query_provenance' policy of this tenant)")
