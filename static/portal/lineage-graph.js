@@ -73,7 +73,7 @@ export class LineageGraph {
     this.moved();
     const byTime = (a, b) => (a.data("millis") ?? 0) - (b.data("millis") ?? 0) || (a.id() < b.id() ? -1 : 1);
     this.cy.layout({name: "breadthfirst", directed: true, maximal: true, roots: this.cy.nodes().roots(),
-                    depthSort: byTime, spacingFactor: 0.85, avoidOverlap: true, animate: false}).run();
+                    depthSort: byTime, spacingFactor: 0.75, avoidOverlap: true, animate: false}).run();
     this.fit();
   }
 

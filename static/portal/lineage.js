@@ -120,7 +120,9 @@ document.getElementById("lineage-list").addEventListener("click", async (event) 
   graph.select(button.dataset.select);
   (await showNode(graph.node(button.dataset.select).data()))?.focus();
 });
-document.getElementById("lineage-fit").addEventListener("click", () => graph.fit());
+const fitButton = document.getElementById("lineage-fit");
+fitButton.addEventListener("click", () => graph.fit());
+fitButton.disabled = false;  // disabled until this script listens
 
 const first = eventId ? {lineageRequestType: "FLOWFILE", eventId} : {lineageRequestType: "FLOWFILE", uuid: flowFile};
 ask(first, "Computing the lineage")

@@ -16,9 +16,11 @@ function view(button) {
   button.remove();
 }
 
+// The page's buttons are disabled until this script listens to them.
 for (const button of document.querySelectorAll("[data-view-content]")) {
   if (button.dataset.available === "false") view(button);
   else button.addEventListener("click", () => view(button));
+  button.disabled = false;
 }
 
 async function replay(button) {
@@ -43,4 +45,8 @@ async function replay(button) {
   }
 }
 
-document.getElementById("replay-button")?.addEventListener("click", (event) => replay(event.currentTarget));
+const replayButton = document.getElementById("replay-button");
+if (replayButton) {
+  replayButton.addEventListener("click", () => replay(replayButton));
+  replayButton.disabled = false;
+}

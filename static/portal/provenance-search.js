@@ -112,5 +112,7 @@ form.addEventListener("submit", (event) => {
   keepInUrl();
   search();
 });
-document.getElementById("add-attribute").addEventListener("click", addAttributeRow);
+const addButton = document.getElementById("add-attribute");
+addButton.addEventListener("click", addAttributeRow);
+addButton.disabled = false;  // disabled until this script listens
 search();

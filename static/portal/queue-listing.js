@@ -61,5 +61,7 @@ async function list() {
   }
 }
 
-document.getElementById("list-queue").addEventListener("click", list);
+const listButton = document.getElementById("list-queue");
+listButton.addEventListener("click", list);
+listButton.disabled = false;  // disabled until this script listens
 list();

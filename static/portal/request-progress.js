@@ -65,9 +65,11 @@ export class RequestProgress {
     }
   }
 
-  /** Close the panel on the finished ``request``; ``title`` says what it found. */
+  /** Close the panel on the finished ``request``; ``title`` says what it found. The nodes are
+   *  listed one a line only when some did not answer. */
   done(request, title) {
-    this.finish(request.partial ? "failed" : "done", request.partial ? `${title} A partial result: some nodes did not answer.`
-      : title, request);
+    if (request.partial) return this.finish("failed", `${title} A partial result: some nodes did not answer.`, request);
+    const asked = request.nodes?.asked || [];
+    this.finish("done", asked.length ? `${title} Every node asked answered (${asked.join(", ")}).` : title);
   }
 }
