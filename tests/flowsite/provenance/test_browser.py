@@ -9,7 +9,7 @@ from django.contrib.auth.models import Permission
 from playwright.sync_api import expect
 
 from engine.spark.provenance_query import jobs_runtime, run_query
-from flowsite.provenance.jobs import spark_settings
+from flowsite.provenance.jobs.analytics import spark_settings
 from flowsite.tenancy.models import OPERATE_PLATFORM
 from tests.flowsite.browser import chromium_page, log_in
 from tests.flowsite.provenance.conftest import events_of
