@@ -65,8 +65,8 @@ ENVIRONMENT_VARIABLES = {
                                     "name, before a lockout (default 5)",
     "FLOWSITE_LOGIN_COOLOFF_MINUTES": "how long a lockout lasts, in minutes (default 15)",
     "FLOWSITE_TOKEN_CREATE_RATE": "API tokens one user may create, e.g. 20/hour (the default)",
-    "FLOWSITE_REQUEST_RESULT_SECONDS": "how long a provenance query, lineage, queue listing, drop or export request and "
-                                       "its result are kept, in seconds (default 1800, NiFi's 30 min)",
+    "FLOWSITE_REQUEST_RESULT_SECONDS": "how long a provenance query, lineage, queue listing, drop or export "
+                                       "request and its result are kept, in seconds (default 1800, NiFi's 30 min)",
     "FLOWSITE_REQUESTS_PER_USER": "request resources one user may keep at once before a submission is refused "
                                   "(default 20)",
     "FLOWSITE_NODE_REQUEST_TIMEOUT": "how long a request to the nodes waits for each node's answer, in seconds "

@@ -114,7 +114,8 @@ class Presenter:
             "alternateIdentifierUri": event.get("alternate_identifier"), "transitUri": event.get("transit_uri"),
             "relationship": event.get("relationship") if self.can(component_id, VIEW) else None,
             "details": event.get("details"),
-            "parentUuids": sorted(event.get("parent_uuids") or ()), "childUuids": sorted(event.get("child_uuids") or ()),
+            "parentUuids": sorted(event.get("parent_uuids") or ()),
+            "childUuids": sorted(event.get("child_uuids") or ()),
         }
 
     def full(self, node: str, event: Mapping[str, Any]) -> dict[str, Any]:

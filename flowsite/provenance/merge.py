@@ -50,7 +50,8 @@ def drop(original: Mapping[str, Mapping[str, Any]], dropped: Mapping[str, Mappin
     (``queue.empty``) and the size after: totals (``original_count``, ``dropped_size`` …, None
     while a stage has no answer yet) and each node's own."""
     stages = {"original": {node: (answer.get("count"), answer.get("bytes")) for node, answer in original.items()},
-              "dropped": {node: (answer.get("dropped"), answer.get("dropped_bytes")) for node, answer in dropped.items()},
+              "dropped": {node: (answer.get("dropped"), answer.get("dropped_bytes"))
+                          for node, answer in dropped.items()},
               "current": {node: (answer.get("count"), answer.get("bytes")) for node, answer in current.items()}}
     merged: dict[str, Any] = {"nodes": {}}
     for stage, figures in stages.items():

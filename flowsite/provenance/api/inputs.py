@@ -202,8 +202,8 @@ class _ExportSerializer(StrictSerializer):
 
     def validate_maxEvents(self, value):
         if value > settings.FLOWSITE_PROVENANCE_EXPORT_MAX_EVENTS:
-            raise serializers.ValidationError(
-                f"at most {settings.FLOWSITE_PROVENANCE_EXPORT_MAX_EVENTS} events (FLOWSITE_PROVENANCE_EXPORT_MAX_EVENTS)")
+            most = settings.FLOWSITE_PROVENANCE_EXPORT_MAX_EVENTS
+            raise serializers.ValidationError(f"at most {most} events (FLOWSITE_PROVENANCE_EXPORT_MAX_EVENTS)")
         return value
 
 

@@ -36,6 +36,7 @@ from flowsite.provenance.submission import submit
 __all__ = ["ExportContent", "ExportDetail", "Exports", "LineageDetail", "LineageRequests", "ProvenanceQueries",
            "ProvenanceQuery", "SearchOptions"]
 
+
 def _known_node(node: str | None, path: tuple[str, ...]) -> None:
     """400 unless ``node`` (when given) is a node of the cluster."""
     if node and node not in nodes():
@@ -72,7 +73,8 @@ class _QueryEndpoint:
     detail_route = "api:provenance-query"
 
     def shape(self, record):
-        incremental = self.request.query_params.get("incrementalResults", "true").lower() != "false"
+        asked = self.request.query_params.get("incrementalResults")
+        incremental = record["request"].get("incrementalResults", True) if asked is None else asked.lower() != "false"
         return shapes.query(record, self.uri(record), self.request.user, Presenter(scope.accesses(self.request)),
                             incremental)
 
@@ -199,8 +201,8 @@ class ExportContent(_ExportEndpoint, RequestDetail):
         if record["state"] != "done":
             raise Conflict(f"the export has not finished ({record['state']}): follow its uri until it has")
         form = record["format"]
-        response = StreamingHttpResponse(streamed(request, store.content(record["id"])),
-                                         content_type="text/csv; charset=utf-8" if form == "CSV" else "application/json")
+        kind = "text/csv; charset=utf-8" if form == "CSV" else "application/json"
+        response = StreamingHttpResponse(streamed(request, store.content(record["id"])), content_type=kind)
         response["Content-Length"] = str((record.get("result") or {}).get("bytes") or 0)
         response["Content-Disposition"] = content_disposition_header(True, f"provenance-{record['id']}.{form.lower()}")
         return response

@@ -104,7 +104,8 @@ class _Node:
             oldest = answer.get("oldest_event_time")
             low = max(low, oldest) if oldest is not None and oldest <= high else low
             middle = (low + high) // 2
-            self.windows += [(*window, PAGE) for window in ((low, middle), (middle + 1, high)) if window[0] <= window[1]]
+            halves = ((low, middle), (middle + 1, high))
+            self.windows += [(first, last, PAGE) for first, last in halves if first <= last]
         elif answer.get("more") and limit < MOST:
             self.windows.append((low, high, MOST))
         else:

@@ -418,3 +418,25 @@ def test_an_export_larger_than_a_node_answers_at_once_reads_it_window_by_window(
 
     exported = [event["id"] for event in json.loads(_content(api_a, body["contentUri"])[1])]
     assert exported == [event["id"] for event in query(api_a)["results"]["provenanceEvents"]]
+
+
+def test_a_token_narrowed_to_one_tenant_reaches_that_tenant_only(inspected, tenant_a, tenant_b):
+    from flowsite.tenancy.models import Membership
+
+    both = tenant_a.admin()
+    Membership.objects.create(tenant=tenant_b.tenant, user=both)
+    for action in access.GLOBAL_ACTIONS:
+        access.grant_global(tenant_b.tenant, action, user=both)
+    for action in access.COMPONENT_ACTIONS:
+        access.grant(tenant_b.root, action, user=both)
+    components = {str(inspected.b["gen"].pk), *(inspected.id(name) for name in ("gen", "rewrite", "split", "merge"))}
+    assert {event["componentId"] for event in query(token_client(both))["results"]["provenanceEvents"]} == components
+
+    _, secret = ApiToken.issue(both, "b only", tenant=tenant_b.tenant)
+    narrowed = APIClient()
+    narrowed.credentials(HTTP_AUTHORIZATION=f"Bearer {secret}")
+    seen = query(narrowed)["results"]["provenanceEvents"]
+    assert {event["componentId"] for event in seen} == {str(inspected.b["gen"].pk)}
+    modified = inspected.event("n1", E.CONTENT_MODIFIED, "rewrite")
+    assert narrowed.get(f"{EVENTS}/n1:{modified.event_id}").status_code == 404
+    assert narrowed.post(f"/api/v1/flowfile-queues/{inspected.id('c4')}/listing-requests").status_code == 404

@@ -81,7 +81,8 @@ def test_a_request_is_its_submitter_s_alone(cluster_settings, api_a, tenant_a, t
     ({"provenance": {"request": {"startDate": "yesterday"}}}, "$.provenance.request.startDate", "is not a time"),
     ({"provenance": {"request": {"startDate": "2024-05-02T00:00:00Z", "endDate": "2024-05-01T00:00:00Z"}}},
      "$.provenance.request.endDate", "before the start date"),
-    ({"provenance": {"request": {"minimumFileSize": "lots"}}}, "$.provenance.request.minimumFileSize", "not a data size"),
+    ({"provenance": {"request": {"minimumFileSize": "lots"}}}, "$.provenance.request.minimumFileSize",
+     "not a data size"),
     ({"provenance": {"request": {"maxResult": 5}}}, "$.provenance.request.maxResult", "no such field"),
     ({"provenance": {"query": {}}}, "$.provenance.query", "no such field"),
     ({"provenance": {"request": {"searchTerms": {"EventType": {"value": "DROPPED"}}}}},
@@ -90,7 +91,8 @@ def test_a_request_is_its_submitter_s_alone(cluster_settings, api_a, tenant_a, t
      "$.provenance.request.searchTerms.Filename.value", "no more than 1000"),
     ({"provenance": {"request": {"searchTerms": {"Filename": {"value": "x", "invert": True}}}}},
      "$.provenance.request.searchTerms.Filename.invert", "no such field"),
-    ({"provenance": {"request": {"clusterNodeId": "nowhere"}}}, "$.provenance.request.clusterNodeId", "no node 'nowhere'"),
+    ({"provenance": {"request": {"clusterNodeId": "nowhere"}}}, "$.provenance.request.clusterNodeId",
+     "no node 'nowhere'"),
 ])
 def test_bad_queries_are_400_naming_the_problem(cluster_settings, api_a, body, path, words):
     answer = api_a.post(QUERIES, body, format="json")
