@@ -81,7 +81,8 @@ async function search() {
   }
   exporter.reset(request);
   try {
-    const done = await progress.follow(follower, {provenance: {request}});
+    // the events come once the query has finished, as NiFi's UI asks: the polls stay small
+    const done = await progress.follow(follower, {provenance: {request: {...request, incrementalResults: false}}});
     progress.done(done, `Found ${(done.results?.provenanceEvents?.length ?? 0).toLocaleString("en")} event(s).`);
     showResults(done);
   } catch (error) {

@@ -9,6 +9,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Page, expect
 
+from flowsite.cluster import redis as cluster_redis
+from flowsite.provenance import store
 from tests.flowsite.browser import chromium_page, log_in
 from tests.flowsite.provenance.conftest import TEXT, cluster_settings, eager_tasks, inspected  # noqa: F401 (fixtures)
 from tests.processes import wait_until
@@ -16,6 +18,11 @@ from tests.processes import wait_until
 pytestmark = pytest.mark.browser
 
 REWRITTEN = TEXT.replace("o", "0")
+
+
+def kept_requests(user) -> int:
+    """How many request resources ``user`` keeps (``flowsite.provenance.store``)."""
+    return cluster_redis.client().zcard(store._owner_key(user.pk))
 
 
 def lineage_click(page: Page, node_id: str) -> None:
@@ -80,6 +87,7 @@ def test_search_an_event_its_content_lineage_and_replay(live_server, transaction
         expect(page.locator("h1")).to_have_text("REPLAY event")
         expect(page.locator("#event-attributes")).to_contain_text("flowfile.replay")
         wait_until(lambda: inspected.queued(node, inspected.a["c4"].pk) == 2, 20, "the replay reached c4")
+        wait_until(lambda: kept_requests(admin_a) == 0, 10, "each page left forgot its requests")
 
 
 def test_list_a_queue_open_a_flowfile_s_content_and_empty_it(live_server, transactional_db, inspected, admin_a):
@@ -105,6 +113,7 @@ def test_list_a_queue_open_a_flowfile_s_content_and_empty_it(live_server, transa
         dialog.get_by_role("button", name="Close").click()
 
         page.get_by_role("link", name="The connection").click()
+        wait_until(lambda: kept_requests(admin_a) == 0, 10, "leaving the queue's page forgets its listing")
         page.get_by_role("button", name="Empty the queue on every node").click()
         emptied = page.locator("#empty-progress")
         expect(emptied).to_contain_text("Dropped 2 FlowFile(s).")

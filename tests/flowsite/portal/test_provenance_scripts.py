@@ -5,6 +5,7 @@ views. The same pages against real nodes: test_provenance_browser.py."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 
@@ -55,10 +56,10 @@ def answer(status: int, body) -> callable:
 
 
 def test_a_search_shows_its_progress_then_pages_of_events_and_says_what_is_missing(live_server, transactional_db, admin_a):
-    polls = iter([request_resource("provenance", "q1", finished=False, percent=50),
-                  request_resource("provenance", "q1", finished=True, percent=100, partial=True,
-                                   results={"provenanceEvents": events(120), "total": "120", "totalCount": 120,
-                                            "oldestEvent": "08/21/2026 00:00:00.000 UTC"})])
+    finished = request_resource("provenance", "q1", finished=True, percent=100, partial=True,
+                                results={"provenanceEvents": events(120), "total": "120", "totalCount": 120,
+                                         "oldestEvent": "08/21/2026 00:00:00.000 UTC"})
+    polls = itertools.chain([request_resource("provenance", "q1", finished=False, percent=50)], itertools.repeat(finished))
     exported = iter([request_resource("provenance-exports", "x1", finished=False, percent=0),
                      request_resource("provenance-exports", "x1", finished=True, percent=100, eventCount=120,
                                       contentUri="http://testserver/api/v1/provenance-exports/x1/content")])
@@ -69,12 +70,13 @@ def test_a_search_shows_its_progress_then_pages_of_events_and_says_what_is_missi
             ("DELETE", "/api/v1/provenance/q1"): answer(200, {}),
             ("POST", "/api/v1/provenance-exports"): answer(202, {"provenanceExport": next(exported)}),
             ("GET", "/api/v1/provenance-exports/x1"): lambda route, _: route.fulfill(json={"provenanceExport": next(exported)}),
+            ("DELETE", "/api/v1/provenance-exports/x1"): answer(200, {}),
         })
         page.goto(f"{live_server.url}/provenance/?componentId=c-1&exclude=componentId&attributeName=filename&attributeValue=a*")
         log_in_if_asked(page)
         expect(page.locator("#results-total")).to_have_text("120")
         posted = next(body for method, path, body in api.calls if (method, path) == ("POST", "/api/v1/provenance"))
-        assert posted == {"provenance": {"request": {"maxResults": 1000, "searchTerms": {
+        assert posted == {"provenance": {"request": {"maxResults": 1000, "incrementalResults": False, "searchTerms": {
             "ProcessorID": {"value": "c-1", "inverse": True}, "filename": {"value": "a*", "inverse": False}}}}}
         expect(page.locator("#search-progress")).to_contain_text("n2: did not answer — did not answer within 10 s")
         expect(page.locator("#partial-note")).to_contain_text("Partial result: n2 (did not answer within 10 s)")
@@ -106,6 +108,7 @@ def test_a_search_shows_its_progress_then_pages_of_events_and_says_what_is_missi
         page.get_by_role("button", name="Search").click()
         expect(page).to_have_url(re.compile(r"eventType=DROP"))
         assert ("DELETE", "/api/v1/provenance/q1", None) in api.calls, "a new search forgets the previous request"
+        expect(page.locator("#search-progress")).to_contain_text("Found 120 event(s).")
 
 
 def log_in_if_asked(page) -> None:
