@@ -83,6 +83,9 @@ def test_a_connection_s_queue_page_and_its_links(portal_a, flow_a):
     assert f'href="/connections/{conn.pk}/queue/">List queue</a>' in portal_a.get(f"/connections/{conn.pk}/").content.decode()
     processor = portal_a.get(f"/processors/{flow_a['gen'].pk}/").content.decode()
     assert f'href="/provenance/?componentId={flow_a["gen"].pk}">Provenance</a>' in processor
+    canvas = portal_a.get(f"/groups/{conn.parent_id}/canvas").content.decode()
+    assert 'data-provenance-url="/provenance/"' in canvas, "the canvas's processor panel links its provenance"
+    assert 'data-queue-url="/connections/00000000-0000-0000-0000-000000000000/queue/"' in canvas
 
 
 def test_listing_a_queue_needs_its_view_the_data_policy(tenant_a, flow_a):

@@ -335,3 +335,25 @@ def test_refusals_and_failures_are_said_where_the_work_was_asked(live_server, tr
         page.goto(f"{live_server.url}/provenance/flowfiles/ff-1/lineage/")
         expect(page.locator("#lineage-progress")).to_contain_text(
             "Computing the lineage failed: you may not query provenance (the 'query_provenance' policy of this tenant)")
+
+
+def test_the_canvas_s_panels_link_a_processor_s_provenance_and_a_connection_s_queue(live_server, transactional_db,
+                                                                                    admin_a, tenant_a):
+    from flowsite.flows.models import Connection
+    from tests.flowsite.browser import canvas_settled, click_node
+    from tests.flowsite.portal.conftest import add_processor
+    gen = add_processor(tenant_a.root, "GenerateFlowFile", "gen", position_x=100, position_y=100)
+    log = add_processor(tenant_a.root, "LogAttribute", "log", position_x=100, position_y=400)
+    conn = Connection.objects.create(parent=tenant_a.root, tenant=tenant_a.tenant, source=gen, destination=log,
+                                     selected_relationships=["success"])
+    with chromium_page() as page:
+        page.goto(f"{live_server.url}/groups/{tenant_a.root.pk}/canvas")
+        log_in_if_asked(page)
+        canvas_settled(page)
+        click_node(page, "gen")
+        expect(page.locator("#side-panel").get_by_role("link", name="Provenance")).to_have_attribute(
+            "href", f"/provenance/?componentId={gen.pk}")
+        page.evaluate("(id) => { const {cy} = window.flowsiteCanvas; cy.$(':selected').unselect(); cy.getElementById(id).select(); }",
+                      str(conn.pk))
+        expect(page.locator("#side-panel").get_by_role("link", name="List queue")).to_have_attribute(
+            "href", f"/connections/{conn.pk}/queue/")
