@@ -267,6 +267,11 @@ def test_the_lineage_of_a_flowfile_split_and_merged(inspected, api_a, tenant_a):
     children = _lineage(api_a, lineageRequestType="CHILDREN", eventId=str(fork.event_id), clusterNodeId="n1")
     assert set(fork.child_uuids) <= {node["id"] for node in children["results"]["nodes"]}
 
+    created = inspected.event("n1", E.CREATE, "gen")
+    refused = api_a.post("/api/v1/provenance/lineage", {"lineage": {"request": {
+        "lineageRequestType": "CHILDREN", "eventId": f"n1:{created.event_id}"}}}, format="json")
+    assert refused.status_code == 400 and "only FORK, JOIN, CLONE and REPLAY" in refused.json()["message"]
+
     member = tenant_a.member(global_policies=[QUERY_PROVENANCE])
     access.grant(inspected.a["split"], VIEW_PROVENANCE, user=member)
     hidden = _lineage(token_client(member), lineageRequestType="FLOWFILE", uuid=root)
