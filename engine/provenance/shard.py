@@ -506,20 +506,37 @@ class Shard:
         """Ids of the events indexed under term ``key`` (see ``codec.index_fragments``), ascending."""
         return [row[0] for row in self._query("SELECT event_id FROM terms WHERE key = ?", (key,))]
 
-    def read_events(self, ids: Iterable[int]) -> dict[int, ProvenanceEvent]:
-        """The events with ``ids`` held by this shard (absent and unreadable ids are left out)."""
+    def read_events(self, ids: Iterable[int], holding: bytes | None = None) -> dict[int, ProvenanceEvent]:
+        """The events with ``ids`` held by this shard (absent and unreadable ids are left out);
+        with ``holding``, only those whose stored bytes, lower-cased, contain it (the others are
+        not decoded; a block without it anywhere is passed over whole)."""
         found: dict[int, ProvenanceEvent] = {}
-        for event_id in ids:
-            block = self._block(event_id)
+        wanted = sorted(ids)
+        start = 0
+        while start < len(wanted):
+            block = self._block(wanted[start])
             if block is None:
+                start += 1
                 continue
             block_ids, blobs = block
-            at = bisect.bisect_left(block_ids, event_id)
-            if at < len(block_ids) and block_ids[at] == event_id:
+            end = bisect.bisect_right(wanted, block_ids[-1], start)
+            if end == start:  # an id after the block's last one: not stored
+                start += 1
+                continue
+            if holding is not None and holding not in b"".join(blobs).lower():
+                start = end
+                continue
+            for event_id in wanted[start:end]:
+                at = bisect.bisect_left(block_ids, event_id)
+                if at == len(block_ids) or block_ids[at] != event_id:
+                    continue
+                if holding is not None and holding not in blobs[at].lower():
+                    continue
                 try:
                     found[event_id] = codec.event_from_wire(codec.decode_wire(blobs[at]), event_id)
                 except _DECODE_ERRORS:
                     self._block_damaged(block_ids[0], f"event {event_id} does not decode", [event_id])
+            start = end
         return found
 
     def _block(self, event_id: int) -> tuple[tuple[int, ...], tuple[bytes, ...]] | None:
