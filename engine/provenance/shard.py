@@ -48,7 +48,6 @@ from engine.provenance.shard_index import DECODE_ERRORS, ShardIndexCheck, segmen
 
 __all__ = ["Shard", "remove_directory"]
 
-
 _BLOCK_CACHE = 64
 _INDEX_CHUNK = 65536
 _BLOCK_REMEDY = "Restore the segment from a backup to get the events back; the other events are unaffected."
