@@ -96,6 +96,10 @@ def test_another_tenant_sees_nothing_of_a_and_a_member_sees_what_they_may(inspec
     assert asking_for_a["results"]["provenanceEvents"] == [], "another tenant's id narrows to nothing"
 
     member = tenant_a.member(global_policies=[QUERY_PROVENANCE])
+    nothing = query(token_client(member))
+    assert nothing["results"]["provenanceEvents"] == [] and nothing["nodes"]["asked"] == [], \
+        "no component whose provenance the user may view: no node is asked"
+    assert nothing["results"]["errors"] == []
     access.grant(inspected.a["rewrite"], VIEW_PROVENANCE, user=member)
     seen = query(token_client(member))["results"]["provenanceEvents"]
     assert {event["componentId"] for event in seen} == {inspected.id("rewrite")}
