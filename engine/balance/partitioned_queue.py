@@ -70,6 +70,9 @@ class _PartitionSwapper:
     def read_flowfiles(self, location: str) -> list[FlowFile]:
         return self.swap.read_flowfiles(location)
 
+    def holds(self, location: str, uuid: str) -> bool:
+        return self.swap.holds(location, uuid)
+
 
 class _Summary(NamedTuple):
     """What ``FlowFileQueue.restore`` needs to know of a swap file without reading it."""

@@ -16,7 +16,7 @@ wrong result.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from engine.provenance.event import ProvenanceEvent, ProvenanceEventType
@@ -193,6 +193,9 @@ class Criteria:
     min_size: int | None
     max_size: int | None
     scope: frozenset[str] | None
+    #: Lower-case bytes that the stored bytes of every matching event hold once lower-cased
+    #: (a text is stored as its UTF-8 bytes), or None: an event without them need not be decoded.
+    required: bytes | None = None
 
     @classmethod
     def of(cls, query: ProvenanceQuery) -> Criteria:
@@ -223,13 +226,41 @@ class Criteria:
                              for name, value in sorted(query.attributes.items())),
             start_time=query.start_time, end_time=query.end_time,
             min_size=query.min_size, max_size=query.max_size, scope=query.scope,
-        )
+        )._with_required()
+
+    def _with_required(self) -> Criteria:
+        # Values a matching event must hold somewhere: those of criteria that include (a list
+        # only when it has one value; component ids are the index's business).
+        holding = [text for text in (self.uuid, self.filename) if text is not None and not text[1]]
+        holding += [(pattern, inverse) for _, pattern, inverse in (*self.fields, *self.attributes) if not inverse]
+        if self.component_types is not None and not self.component_types[1] and len(self.component_types[0]) == 1:
+            holding.append((self.component_types[0][0], False))
+        pieces = [piece for pattern, _ in holding for piece in _safe_pieces(pattern.text)]
+        if not pieces:
+            return self
+        return replace(self, required=max(pieces, key=len).lower().encode())
 
     def component_allowed(self, component_id: str) -> bool:
         """Whether the component criterion and the scope let events of ``component_id`` through."""
         if self.scope is not None and component_id not in self.scope:
             return False
         return _any_of(self.components, component_id)
+
+
+#: The only letters a character outside ASCII lower-cases into (U+212A KELVIN SIGN, U+0130).
+_FOLDED_INTO_ASCII = re.compile("[kKiI]")
+_MIN_PIECE = 3
+
+
+def _safe_pieces(text: str) -> list[str]:
+    """The runs of ``text`` a stored event holding a value that matches it must hold as bytes,
+    ignoring ASCII case: ASCII runs between wildcards, cut at the letters that a non-ASCII
+    character lower-cases into (such a value need not hold the letter itself)."""
+    pieces = []
+    for run in re.split(r"[*?]", text):
+        if run.isascii():
+            pieces += [piece for piece in _FOLDED_INTO_ASCII.split(run) if len(piece) >= _MIN_PIECE]
+    return pieces
 
 
 def _resolve_types(values: Iterable[str], inverse: bool) -> frozenset[str]:

@@ -12,7 +12,9 @@ conditions on what the index holds:
 
 What SQL cannot decide — wildcards and ``inverse`` on those fields, the other text fields,
 component types, sizes, attributes the shard does not index — is checked on the events read
-(``query.matches``), in batches, so the cost of such a criterion grows with the candidates read.
+(``query.matches``), in growing batches, so the cost of such a criterion grows with the
+candidates read; a candidate whose stored bytes lack a piece of text every match holds
+(``Criteria.required``) is not even decoded.
 
 The shard's counts of events per component key and per type (``Shard.components``,
 ``Shard.types``) let a shard holding none of the allowed components or types be skipped without
@@ -105,12 +107,13 @@ def plan_shard(query: ProvenanceQuery, shard: Shard, keys: frozenset[int] | None
     counts, type_counts = shard.components, shard.types
     component_rows = type_rows = total
     if keys is not None:
-        present = sorted(key for key in keys if counts.get(key))
+        present = keys & counts.keys()
         if not present:
             return None
-        component_rows = sum(counts[key] for key in present)
         # A term finds few events: checking them against the components beats a long IN list.
         if not with_terms:
+            present = sorted(present)
+            component_rows = sum(counts[key] for key in present)
             # Keys are integers and types a closed set of names: inlined, they need no parameters.
             where.append(f"component IN ({','.join(map(str, present))})")
     if types is not None:
@@ -172,21 +175,21 @@ def run_query(shards: Iterable[Shard], query: ProvenanceQuery) -> QueryResult:
 def _read_shard(shard: Shard, plan: ShardPlan, query: ProvenanceQuery, found: list[ProvenanceEvent],
                 wanted: int) -> None:
     before = query.before_event_id
-    # An index walk gathers and sorts every match below the cursor for each batch: batches grow
-    # so that a long search makes few of them.
+    # A long search makes few batches (an index walk gathers and sorts every match below the
+    # cursor for each one); the work of the last one is at most that of all those before.
     growth = 1
+    holding = query.criteria.required if plan.residual else None
     while len(found) < wanted:
         missing = wanted - len(found)
         batch = min(max(missing * 4, 256) * growth, _MAX_BATCH) if plan.residual else missing
-        if plan.hint and plan.hint != _SCAN:
-            growth *= 4
+        growth *= 4
         ids = shard.select_ids(plan.where, plan.params, before, batch, plan.hint)
         if not ids:
             return
-        events = shard.read_events(ids)
-        for event_id in ids:
-            event = events.get(event_id)
-            if event is not None and matches(event, query):
+        events = shard.read_events(ids, holding)
+        for event_id in sorted(events, reverse=True):
+            event = events[event_id]
+            if matches(event, query):
                 found.append(event)
                 if len(found) >= wanted:
                     return

@@ -130,6 +130,8 @@ class Swapper(Protocol):
 
     def read_flowfiles(self, location: str) -> list[FlowFile]: ...
 
+    def holds(self, location: str, uuid: str) -> bool: ...
+
 
 class FlowFileQueue:
     """The FlowFiles waiting in one connection.
@@ -388,11 +390,10 @@ class FlowFileQueue:
         """The swap file holding FlowFile ``uuid``, or None; reads the queue's swap files."""
         for swapped in self.swapped_files():
             try:
-                flowfiles = self._swapper.read_flowfiles(swapped.location)
+                if self._swapper.holds(swapped.location, uuid):
+                    return swapped.location
             except OSError:
                 continue
-            if any(flowfile.uuid == uuid for flowfile in flowfiles):
-                return swapped.location
         return None
 
     def swapped_files(self) -> list[SwappedFile]:

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import pytest
-import redis
 
-from engine.cluster.bus import CommandBus
 from engine.cluster.keys import ClusterKeys
 from engine.testing.flows import connection, flow, group, processor
-from flowsite.cluster.redis import command_signer
 from tests.cluster_nodes import InProcessNode
 from tests.processes import wait_until
 
@@ -24,13 +21,6 @@ def _document() -> dict:
                             processor("broken", "PutFile", {}, auto_terminate=["success", "failure"],
                                       state="ENABLED")],
                 connections=[connection("c", "gen", "put")], groups=[inner])
-
-
-@pytest.fixture
-def bus(redis_server):
-    client = redis.Redis(host="127.0.0.1", port=redis_server.port)
-    yield CommandBus(client, KEYS, command_signer())
-    client.close()
 
 
 @pytest.fixture

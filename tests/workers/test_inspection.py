@@ -9,26 +9,16 @@ import threading
 import time
 
 import pytest
-import redis
 
-from engine.cluster.bus import CommandBus
 from engine.cluster.keys import ClusterKeys
 from engine.provenance.event import ProvenanceEventType as E
 from engine.provenance.query import ProvenanceQuery
-from flowsite.cluster.redis import command_signer
 from tests.cluster_nodes import InProcessNode
 from tests.engine.runtime.inspected import text_flow
 from tests.processes import wait_until
 
 KEYS = ClusterKeys("test")
 SCOPE = ["gen", "rewrite", "sink"]
-
-
-@pytest.fixture
-def bus(redis_server):
-    client = redis.Redis(host="127.0.0.1", port=redis_server.port)
-    yield CommandBus(client, KEYS, command_signer())
-    client.close()
 
 
 @pytest.fixture

@@ -10,11 +10,8 @@ import threading
 import time
 
 import pytest
-import redis
 
-from engine.cluster.bus import CommandBus
 from engine.provenance import ProvenanceConfig, ProvenanceEvent, ProvenanceEventType as E, ProvenanceRepository
-from flowsite.cluster.redis import command_signer
 from tests.engine.runtime.inspected import text_flow
 from tests.workers.cluster import wait_until
 
@@ -31,13 +28,6 @@ def cluster(cluster_factory):
     settings["provenance_repository"] = {"rollover-time": "1 sec"}
     made.config.write_text(json.dumps(settings))
     return made
-
-
-@pytest.fixture
-def bus(cluster):
-    client = redis.Redis(host="127.0.0.1", port=cluster.redis_port)
-    yield CommandBus(client, cluster.keys, command_signer())
-    client.close()
 
 
 def ok(bus, kind, timeout=15, **args):

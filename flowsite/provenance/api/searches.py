@@ -18,6 +18,7 @@ from rest_framework import exceptions, status
 from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 
+from engine.provenance.lineage import EXPANDABLE
 from flowsite.api.errors import Conflict
 from flowsite.cluster.api.views import ClusterEndpoint
 from flowsite.cluster.nodes import nodes
@@ -35,6 +36,9 @@ from flowsite.provenance.submission import submit
 
 __all__ = ["ExportContent", "ExportDetail", "Exports", "LineageDetail", "LineageRequests", "ProvenanceQueries",
            "ProvenanceQuery", "SearchOptions"]
+
+#: The event types whose parents and children a lineage request may expand (NiFi's).
+_EXPANDABLE = {event_type.value for event_type in EXPANDABLE}
 
 
 def _known_node(node: str | None, path: tuple[str, ...]) -> None:
@@ -139,6 +143,10 @@ class LineageRequests(_LineageEndpoint, RequestEndpoint):
             if str(found.event.get("component_id")) not in reach.components:
                 raise exceptions.PermissionDenied("you may not query this tenant's provenance (the "
                                                   "'query_provenance' policy)")
+            if kind != "FLOWFILE" and found.event.get("type") not in _EXPANDABLE:
+                raise problem_at(("lineage", "request", "eventId"), (
+                    f"a {found.event.get('type')} event has no {kind.lower()} to expand: only FORK, JOIN, CLONE and "
+                    "REPLAY events have them"))
             fields = {"root": found.event["flowfile_uuid"]} if kind == "FLOWFILE" else {"event": [node, number]}
         record = store.new("lineage", request.user, request={key: value for key, value in asked.items()
                                                              if value is not None},

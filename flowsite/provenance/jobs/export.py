@@ -130,7 +130,7 @@ def run(record: dict[str, Any]) -> None:
     request, search, limit = record["request"], record["search"], record["max_events"]
     presenter = Presenter(accesses_of(record["user"], record["tenants"]))
     writer = _Writer(record["id"], record["format"])
-    nodes = target_nodes(record, request.get("clusterNodeId"))
+    nodes = target_nodes(record, request.get("clusterNodeId")) if search["scope"] else []
     order = {node: rank for rank, node in enumerate(sorted(nodes))}
     low = search["query"].get("start_time") or 0
     high = search["query"].get("end_time") or int(time.time() * 1000) + CLOCK_SLACK_MS
@@ -147,7 +147,7 @@ def run(record: dict[str, Any]) -> None:
         return fetch
 
     parts = {node: _Node(fetcher(node)) for node in nodes}
-    first = ask(record, nodes, "provenance.query", args(low, high, PAGE), progress=(5, 10)) if search["scope"] else {}
+    first = ask(record, nodes, "provenance.query", args(low, high, PAGE), progress=(5, 10))
     for node, part in parts.items():
         part.take(first.get(node), low, high, PAGE)
     heap: list[tuple] = []
@@ -169,6 +169,6 @@ def run(record: dict[str, Any]) -> None:
                  result={"events": writer.count, "bytes": writer.size})
     writer.close()
     truncated = bool(heap) or any(part.more for part in parts.values())
-    warnings = [] if record["nodes"]["asked"] else [NO_NODE]
+    warnings = [] if record["nodes"]["asked"] or not search["scope"] else [NO_NODE]
     finish(record, "done", result={"events": writer.count, "bytes": writer.size, "truncated": truncated,
                                    "warnings": warnings})

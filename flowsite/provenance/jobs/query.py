@@ -25,9 +25,11 @@ def run(record: dict[str, Any]) -> None:
         answers[node] = answer
         return {"result": {**merge.query(answers, max_results), "warnings": []}}
 
+    if not search["scope"]:  # no component the search may show: no node is asked
+        finish(record, "done", result={**merge.query({}, max_results), "warnings": []})
+        return
     nodes = target_nodes(record, request.get("clusterNodeId"))
-    if search["scope"]:
-        ask(record, nodes, "provenance.query", {"query": search["query"], "scope": search["scope"],
-                                                "limit": max_results}, on_answer=answered)
+    ask(record, nodes, "provenance.query", {"query": search["query"], "scope": search["scope"], "limit": max_results},
+        on_answer=answered)
     warnings = [NO_NODE] if not record["nodes"]["asked"] else []
     finish(record, "done", result={**merge.query(answers, max_results), "warnings": warnings})

@@ -241,3 +241,23 @@ def test_a_wide_scope_on_many_events_reads_few_rows(tmp_path: Path) -> None:
         result = repo.query(query)
         assert [e.component_id for e in result.events] == [
             f"a-{n % 1500}" for n in range(2999, -1, -1) if n % 1500 < 1000][:100]
+
+
+def test_events_without_the_text_a_pattern_needs_are_not_decoded(tmp_path: Path, monkeypatch) -> None:
+    from engine.provenance import shard as shard_module
+
+    config = ProvenanceConfig(journal_count=2, max_storage_time=1e10)
+    with ProvenanceRepository(tmp_path, config) as repo:
+        repo.register_events([make_event(T.ROUTE, uuid=f"u{n}", filename=f"file-{n}.txt", time=T0 + n)
+                              for n in range(2000)])
+        repo.register_events([make_event(T.ROUTE, uuid="kelvin", filename="\u212aELVIN-1.txt", time=T0 + 5000)])
+        repo.rollover()
+        decoded = []
+        decode = shard_module.codec.event_from_wire
+        monkeypatch.setattr(shard_module.codec, "event_from_wire",
+                            lambda wire, event_id: decoded.append(event_id) or decode(wire, event_id))
+        found = repo.query(ProvenanceQuery(filename="*-123?.TXT", limit=100)).events
+        assert sorted(e.attributes["filename"] for e in found) == [f"file-{n}.txt" for n in range(1230, 1240)]
+        assert len(decoded) < 100, "only events holding '-123' were decoded"
+        assert [e.flowfile_uuid for e in repo.query(ProvenanceQuery(filename="kelvin-1*")).events] == ["kelvin"], \
+            "the KELVIN SIGN lower-cases to k: the text needed is cut there"

@@ -9,6 +9,7 @@ can age off while another stays.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from engine.config import StorageConfig
@@ -73,6 +74,14 @@ class Node:
         """The first CONTENT_MODIFIED event of ``rewrite``."""
         return self.events(event_type=E.CONTENT_MODIFIED, component_id="rewrite")[0]
 
+    def archive(self) -> None:
+        """Checkpoint: content no FlowFile holds any more moves to the archive."""
+        self.storage.flowfiles.checkpoint()
+
+    def age_off(self) -> None:
+        """Run the archive cleanup a month from now: every archived content is deleted."""
+        self.storage.content.run_cleanup(now=time.time() + 30 * 24 * 3600)
+
     def content(self, flowfile) -> bytes:
         return self.storage.content.read_bytes(flowfile.content_claim)
 
@@ -85,3 +94,12 @@ class Node:
             self.controller.shutdown(timeout=2)
             self.controller.storage.close()
             self.controller = None
+
+
+def drained(directory: Path) -> Node:
+    """A ``text_flow`` node whose FlowFiles all left: the sink runs, ``gen`` stopped after two runs."""
+    node = Node(directory, text_flow(sink_state="RUNNING"))
+    node.run(2)
+    node.controller.stop_processor("gen")
+    node.run(2)
+    return node

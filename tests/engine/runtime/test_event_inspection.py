@@ -4,7 +4,6 @@ it was at the event (later changes, age-off and damage), and lineage through a s
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -15,17 +14,9 @@ from engine.runtime.event_inspection import (
     UnknownEventError, describe_event, event_content, event_lineage, find_event,
 )
 from engine.testing.flows import connection, flow, processor
-from tests.engine.runtime.inspected import Node, text_flow
+from tests.engine.runtime.inspected import Node
 
 ALL = {"gen", "rewrite", "sink", "split", "merge"}
-
-
-@pytest.fixture
-def node(tmp_path):
-    running = Node(tmp_path / "node", text_flow())
-    running.run(2)
-    yield running
-    running.close()
 
 
 def test_an_event_outside_the_scope_is_answered_as_an_unknown_one(node):
@@ -75,29 +66,23 @@ def test_content_later_modified_still_shows_the_old_version_at_the_old_event(nod
         event_content(node.controller, event, "output", 12, 1)
 
 
-def test_content_that_aged_off_is_no_longer_available_and_says_why(tmp_path):
-    node = Node(tmp_path / "node", text_flow(sink_state="RUNNING"))
-    try:
-        node.run(2)
-        node.controller.stop_processor("gen")
-        node.run(2)
-        event = node.modified()
-        node.storage.flowfiles.checkpoint()
-        assert event_content(node.controller, event, "input", 0, 10) == (5, b"hello"), "read from the archive"
-        node.storage.content.run_cleanup(now=time.time() + 30 * 24 * 3600)
-        data = describe_event(node.controller, event)
-        assert not data["input_content_available"] and not data["output_content_available"]
-        assert "content is no longer available" in data["replay_explanation"]
-        claim = event.previous_content_claim
-        with pytest.raises(ContentNotFoundError) as gone:
-            event_content(node.controller, event, "input", 0, 10)
-        message = str(gone.value)
-        assert message.startswith(f"content no longer available: the input content of provenance event "
-                                  f"{event.event_id} (claim {claim.resource_claim}, offset {claim.offset}, 5 bytes)")
-        assert str(node.storage.content.path(claim.resource_claim)) in message
-        assert str(node.storage.content.archive_path(claim.resource_claim)) in message
-    finally:
-        node.close()
+def test_content_that_aged_off_is_no_longer_available_and_says_why(drained_node):
+    node = drained_node
+    event = node.modified()
+    node.archive()
+    assert event_content(node.controller, event, "input", 0, 10) == (5, b"hello"), "read from the archive"
+    node.age_off()
+    data = describe_event(node.controller, event)
+    assert not data["input_content_available"] and not data["output_content_available"]
+    assert "content is no longer available" in data["replay_explanation"]
+    claim = event.previous_content_claim
+    with pytest.raises(ContentNotFoundError) as gone:
+        event_content(node.controller, event, "input", 0, 10)
+    message = str(gone.value)
+    assert message.startswith(f"content no longer available: the input content of provenance event "
+                              f"{event.event_id} (claim {claim.resource_claim}, offset {claim.offset}, 5 bytes)")
+    assert str(node.storage.content.path(claim.resource_claim)) in message
+    assert str(node.storage.content.archive_path(claim.resource_claim)) in message
 
 
 def test_damaged_content_names_the_file_and_the_offset(node):

@@ -12,15 +12,6 @@ from engine.content.ranges import read_range
 from engine.provenance.event import ProvenanceEventType as E
 from engine.runtime.replay import ReplayFailedError, ReplayRefusedError, replay, replay_refusal
 from engine.testing.faults import FaultPlan
-from tests.engine.runtime.inspected import Node, text_flow
-
-
-@pytest.fixture
-def node(tmp_path):
-    running = Node(tmp_path / "node", text_flow())
-    running.run(2)
-    yield running
-    running.close()
 
 
 def test_a_replay_queues_the_input_as_it_was_with_nifi_attributes_and_a_replay_event(node):
@@ -116,51 +107,38 @@ def test_a_replay_survives_a_restart(node):
     assert node.storage.verify().ok
 
 
-def test_archived_content_comes_back_and_outlives_the_archive_age_off(tmp_path):
+def test_archived_content_comes_back_and_outlives_the_archive_age_off(drained_node):
     """The input of an event whose FlowFiles all left is archived; a replay brings it back to the
     live tree, so neither the archive's age-off nor a restart loses it while the FlowFile waits."""
-    node = Node(tmp_path / "node", text_flow(sink_state="RUNNING"))
-    try:
-        node.run(2)
-        node.controller.stop_processor("gen")
-        node.controller.stop_processor("rewrite")
-        node.run(2)
-        event = node.modified()
-        resource = event.previous_content_claim.resource_claim
-        content = node.storage.content
-        node.storage.flowfiles.checkpoint()  # releases the claims no FlowFile holds any more
-        assert not content.path(resource).exists() and content.archive_path(resource).exists()
-        assert node.storage.claims.count(resource) == 0
+    node = drained_node
+    node.controller.stop_processor("rewrite")
+    event = node.modified()
+    resource = event.previous_content_claim.resource_claim
+    content = node.storage.content
+    node.archive()
+    assert not content.path(resource).exists() and content.archive_path(resource).exists()
+    assert node.storage.claims.count(resource) == 0
 
-        done = replay(node.controller, event, "alice")
-        assert content.path(resource).exists() and not content.archive_path(resource).exists()
-        assert node.storage.claims.count(resource) == 1
-        result = content.run_cleanup(now=time.time() + 30 * 24 * 3600)
-        assert result.expired >= 1, "other archived content aged off"
-        node.storage.flowfiles.checkpoint()
-        node.restart()
-        queued = node.controller.queue("c1").find(done.flowfile.uuid)
-        assert node.content(queued) == b"hello"
-        assert node.storage.verify().ok
-    finally:
-        node.close()
+    done = replay(node.controller, event, "alice")
+    assert content.path(resource).exists() and not content.archive_path(resource).exists()
+    assert node.storage.claims.count(resource) == 1
+    assert content.run_cleanup(now=time.time() + 30 * 24 * 3600).expired >= 1, "other archived content aged off"
+    node.archive()
+    node.restart()
+    queued = node.controller.queue("c1").find(done.flowfile.uuid)
+    assert node.content(queued) == b"hello"
+    assert node.storage.verify().ok
 
 
-def test_content_aged_off_from_the_archive_cannot_be_replayed(tmp_path):
-    node = Node(tmp_path / "node", text_flow(sink_state="RUNNING"))
-    try:
-        node.run(2)
-        node.controller.stop_processor("gen")
-        node.run(2)
-        event = node.modified()
-        node.storage.flowfiles.checkpoint()
-        node.storage.content.run_cleanup(now=time.time() + 30 * 24 * 3600)
-        with pytest.raises(ReplayRefusedError, match="its content is no longer available"):
-            replay(node.controller, event, "alice")
-        with pytest.raises(Exception, match="aged off or deleted: neither .* nor .*archive.* exists"):
-            read_range(node.storage.content, event.previous_content_claim, 0, 10, "the input")
-    finally:
-        node.close()
+def test_content_aged_off_from_the_archive_cannot_be_replayed(drained_node):
+    node = drained_node
+    event = node.modified()
+    node.archive()
+    node.age_off()
+    with pytest.raises(ReplayRefusedError, match="its content is no longer available"):
+        replay(node.controller, event, "alice")
+    with pytest.raises(Exception, match="aged off or deleted: neither .* nor .*archive.* exists"):
+        read_range(node.storage.content, event.previous_content_claim, 0, 10, "the input")
 
 
 @pytest.mark.parametrize("error", [errno.ENOSPC, errno.EIO])

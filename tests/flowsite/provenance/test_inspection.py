@@ -96,6 +96,10 @@ def test_another_tenant_sees_nothing_of_a_and_a_member_sees_what_they_may(inspec
     assert asking_for_a["results"]["provenanceEvents"] == [], "another tenant's id narrows to nothing"
 
     member = tenant_a.member(global_policies=[QUERY_PROVENANCE])
+    nothing = query(token_client(member))
+    assert nothing["results"]["provenanceEvents"] == [] and nothing["nodes"]["asked"] == [], \
+        "no component whose provenance the user may view: no node is asked"
+    assert nothing["results"]["errors"] == []
     access.grant(inspected.a["rewrite"], VIEW_PROVENANCE, user=member)
     seen = query(token_client(member))["results"]["provenanceEvents"]
     assert {event["componentId"] for event in seen} == {inspected.id("rewrite")}
@@ -266,6 +270,11 @@ def test_the_lineage_of_a_flowfile_split_and_merged(inspected, api_a, tenant_a):
     assert set(fork.child_uuids) <= {node["id"] for node in parents["results"]["nodes"]}
     children = _lineage(api_a, lineageRequestType="CHILDREN", eventId=str(fork.event_id), clusterNodeId="n1")
     assert set(fork.child_uuids) <= {node["id"] for node in children["results"]["nodes"]}
+
+    created = inspected.event("n1", E.CREATE, "gen")
+    refused = api_a.post("/api/v1/provenance/lineage", {"lineage": {"request": {
+        "lineageRequestType": "CHILDREN", "eventId": f"n1:{created.event_id}"}}}, format="json")
+    assert refused.status_code == 400 and "only FORK, JOIN, CLONE and REPLAY" in refused.json()["message"]
 
     member = tenant_a.member(global_policies=[QUERY_PROVENANCE])
     access.grant(inspected.a["split"], VIEW_PROVENANCE, user=member)
