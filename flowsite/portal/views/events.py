@@ -7,13 +7,12 @@ tenant, or one that never was, is the portal's 404; a missing policy is a 403 na
 
 from __future__ import annotations
 
-from urllib.parse import quote
-
 import redis
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.shortcuts import render
+from django.urls import reverse
 from rest_framework import exceptions
 
 from flowsite.cluster import redis as cluster_redis
@@ -120,7 +119,7 @@ def _claims(event: dict) -> list[dict]:
             "available": bool(event.get(f"{direction}ContentAvailable")), "container": part("Container"),
             "section": part("Section"), "identifier": part("Identifier"), "offset": part("Offset"),
             "size": part("FileSize"),
-            "url": f"/api/v1/provenance-events/{quote(event['id'], safe='')}/content/{direction}",
+            "url": reverse(f"api:provenance-event-{direction}", args=[event["id"]]),
         })
     return claims
 

@@ -38,8 +38,8 @@ def test_an_administrator_sees_every_field_the_attributes_the_content_and_replay
                  "Event duration", "Lineage duration", "Source connection"):
         assert fact in shown, fact
     assert "words.txt" in shown and 'id="event-attributes"' in body
-    assert f'data-url="/api/v1/provenance-events/n1%3A{event.event_id}/content/input"' in body
-    assert f'data-url="/api/v1/provenance-events/n1%3A{event.event_id}/content/output"' in body
+    assert f'data-url="/api/v1/provenance-events/n1:{event.event_id}/content/input"' in body
+    assert f'data-url="/api/v1/provenance-events/n1:{event.event_id}/content/output"' in body
     assert 'data-mime="text/plain"' in body and body.count('data-available="true"') == 2
     assert 'id="replay-button"' in body
     assert f'href="/provenance/events/n1:{event.event_id}/lineage/"' in body

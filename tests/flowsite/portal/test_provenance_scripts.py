@@ -259,9 +259,9 @@ def test_an_event_s_content_views_and_replay(live_server, transactional_db, admi
                     answer(409, {"status": 409, "message": "the source connection conn-1 is no longer in the flow"})])
     with chromium_page() as page:
         api = FakeApi(page, {
-            ("GET", "/api/v1/provenance-events/n1%3A7/content/input"): answer(404, {
+            ("GET", "/api/v1/provenance-events/n1:7/content/input"): answer(404, {
                 "status": 404, "message": "content no longer available: it was removed from the content repository"}),
-            ("GET", "/api/v1/provenance-events/n1%3A7/content/output"): content(document, mime="application/xml"),
+            ("GET", "/api/v1/provenance-events/n1:7/content/output"): content(document, mime="application/xml"),
             ("POST", "/api/v1/provenance-events/replays"): lambda route, body: next(replays)(route, body),
         })
         page.goto(f"{live_server.url}/provenance/events/n1:7/")
