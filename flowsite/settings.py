@@ -65,6 +65,14 @@ ENVIRONMENT_VARIABLES = {
                                     "name, before a lockout (default 5)",
     "FLOWSITE_LOGIN_COOLOFF_MINUTES": "how long a lockout lasts, in minutes (default 15)",
     "FLOWSITE_TOKEN_CREATE_RATE": "API tokens one user may create, e.g. 20/hour (the default)",
+    "FLOWSITE_REQUEST_RESULT_SECONDS": "how long a provenance query, lineage, queue listing, drop or export "
+                                       "request and its result are kept, in seconds (default 1800, NiFi's 30 min)",
+    "FLOWSITE_REQUESTS_PER_USER": "request resources one user may keep at once before a submission is refused "
+                                  "(default 20)",
+    "FLOWSITE_NODE_REQUEST_TIMEOUT": "how long a request to the nodes waits for each node's answer, in seconds "
+                                     "(default 10)",
+    "FLOWSITE_PROVENANCE_EXPORT_MAX_EVENTS": "the most events one provenance export holds (default 100000)",
+    "FLOWSITE_CONTENT_MAX_BYTES": "the largest content served whole (larger needs a Range), in bytes (default 1 GiB)",
 }
 #: The variables that may instead be read from a file, named by ``<NAME>_FILE``.
 SECRET_VARIABLES = ("SECRET_KEY", "FLOWSITE_SENSITIVE_KEY", "FLOWSITE_PREVIOUS_SENSITIVE_KEY", "FLOWSITE_CLUSTER_KEY",
@@ -114,6 +122,18 @@ def _env_bool(name: str, default: bool) -> bool:
 def _env_list(name: str, default: list[str]) -> list[str]:
     value = _env(name)
     return default if value is None else [item.strip() for item in value.split(",") if item.strip()]
+
+
+def _env_positive(name: str, default: str, kind: type = int) -> int | float:
+    """A positive number (``kind``) from ``name``, else ``default``."""
+    value = _env(name, default)
+    try:
+        number = kind(value)
+    except ValueError:
+        number = 0
+    if number <= 0:
+        raise ImproperlyConfigured(f"{name}={value!r} is not a positive {'whole ' if kind is int else ''}number")
+    return number
 
 
 def _redis_database(url: str, database: int) -> str:
@@ -276,6 +296,11 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
+# Two queues, served by workers of their own (scripts/up, compose.yaml): quick request resources
+# (provenance queries, lineage, exports, queue listings and drops) on ``provenance``, Spark
+# analytics — minutes of one core — on ``analytics``, so a quick request never waits behind one.
+CELERY_TASK_DEFAULT_QUEUE = "provenance"
+CELERY_TASK_ROUTES = {"provenance.run_analytics": {"queue": "analytics"}}
 
 SPARK_MASTER = _env("SPARK_MASTER", "local[*]")
 try:
@@ -297,6 +322,13 @@ FLOWSITE_ANALYTICS_MAX_ROWS = 1000
 #: How long the nodes may take to export, and the Spark query to run, in seconds.
 FLOWSITE_ANALYTICS_EXPORT_TIMEOUT = 300.0
 FLOWSITE_ANALYTICS_QUERY_TIMEOUT = 600.0
+# Request resources (docs/provenance.md): kept in the cluster's Redis this long after they are
+# made and again after they finish; each job waits this long for each node's answer.
+FLOWSITE_REQUEST_RESULT_SECONDS = _env_positive("FLOWSITE_REQUEST_RESULT_SECONDS", "1800")
+FLOWSITE_REQUESTS_PER_USER = _env_positive("FLOWSITE_REQUESTS_PER_USER", "20")
+FLOWSITE_NODE_REQUEST_TIMEOUT = _env_positive("FLOWSITE_NODE_REQUEST_TIMEOUT", "10", float)
+FLOWSITE_PROVENANCE_EXPORT_MAX_EVENTS = _env_positive("FLOWSITE_PROVENANCE_EXPORT_MAX_EVENTS", "100000")
+FLOWSITE_CONTENT_MAX_BYTES = _env_positive("FLOWSITE_CONTENT_MAX_BYTES", str(1 << 30))
 #: The jobs process's Spark besides its master (SPARK_MASTER): engine.spark.settings.SparkSettings
 #: fields, e.g. {"driver_memory": "2g", "conf": {"spark.executor.memory": "2g"}}.
 FLOWSITE_ANALYTICS_SPARK: dict[str, object] = {"ui_enabled": False}
@@ -378,6 +410,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {"RequestStateEnum": ["queued", "running", "done", "failed"],
+                            "AnalyticsStateEnum": ["queued", "exporting", "querying", "done", "failed"]},
 }
 
 MAX_REQUEST_BYTES = int(_env("FLOWSITE_MAX_REQUEST_BYTES", str(16 * 1024 * 1024)))

@@ -1,9 +1,9 @@
 """Real engine nodes run inside the test process, answering their command streams.
 
-``InProcessNode`` runs an ``engine.node.StandaloneNode`` over a data directory and a
-``CommandListener`` with ``workers.commands.NodeCommands`` on a real Redis (exporting provenance
-into ``analytics_dir`` when given), verifying commands
-with the cluster key of the settings (as ``manage.py runnode`` does). ``register`` writes
+``InProcessNode`` runs an ``engine.node.StandaloneNode`` (with the given settings) over a data
+directory and a ``CommandListener`` with ``workers.commands.NodeCommands`` on a real Redis
+(exporting provenance into ``analytics_dir`` when given), verifying commands with the cluster key
+of the settings (as ``manage.py runnode`` does). ``register`` writes
 what a node agent writes about itself (a heartbeat and a CONNECTED record); it stands in for the
 agent's registration only — the tests with real node processes live on the node side.
 """
@@ -21,7 +21,7 @@ from engine.cluster.bus import CommandListener
 from engine.cluster.keys import ClusterKeys
 from engine.cluster.records import Heartbeat, NodeRecord, NodeState
 from engine.cluster.signing import CommandSigner
-from engine.node import StandaloneNode
+from engine.node import NodeConfig, StandaloneNode
 from flowsite.cluster.redis import command_signer
 from workers.commands import NodeCommands
 
@@ -30,14 +30,15 @@ class InProcessNode:
     """Node ``node_id`` running ``document`` over ``data_dir`` (see the module docstring)."""
 
     def __init__(self, node_id: str, data_dir: Path, port: int, keys: ClusterKeys,
-                 signer: CommandSigner | None = None, analytics_dir: Path | None = None) -> None:
+                 signer: CommandSigner | None = None, analytics_dir: Path | None = None,
+                 config: NodeConfig | None = None) -> None:
         self.node_id = node_id
         self.analytics_dir = analytics_dir
         self.signer = signer or command_signer()
         self.data_dir = Path(data_dir)
         self.port = port
         self.keys = keys
-        self.node = StandaloneNode(self.data_dir)
+        self.node = StandaloneNode(self.data_dir, config)
         self.listener: CommandListener | None = None
         self.running = False
 

@@ -13,8 +13,12 @@ node answers ``{"id", "here": false}``, and its status lists those tenants' grou
 | ``status`` | ``group_id`` (optional) | ``FlowStatus.as_dict()`` and ``elsewhere``; with ``group_id``: ``{"node", "group"}`` |
 | ``processor.start``/``stop``/``enable``/``disable`` | ``id`` | ``{"id", "run_status"}`` |
 | ``processor.terminate`` | ``id`` | ``{"id", "terminated"}`` |
-| ``queue.empty`` | ``id``, ``requester`` | ``{"id", "dropped"}`` |
+| ``queue.empty`` | ``id``, ``requester`` | ``{"id", "dropped", "dropped_bytes"}`` |
 | ``provenance.export`` | ``token`` | ``{"node", "state", "percent", "report"?, "error"?}`` |
+
+Searches, events, content, lineage, replay and queue listings are answered by
+``workers.inspection``. Those, emptying a queue and ``provenance.export`` run on the listener's
+pool of threads (they may be slow); the others on its own thread, one after the other.
 
 ``provenance.export`` exports the node's provenance as Parquet into its part of the analytics
 directory (``engine.provenance.export``) on a thread of its own, so the command answers at once:
@@ -33,6 +37,8 @@ from engine.node import StandaloneNode
 from engine.provenance.export import ExportReport, ProvenanceExporter, component_names, node_export_directory
 from engine.provenance.export_service import ExportService
 from engine.runtime.controller import FlowController
+from workers.arguments import component_id
+from workers.inspection import InspectionCommands
 
 __all__ = ["NoFlowError", "NodeCommands"]
 
@@ -69,8 +75,9 @@ class NodeCommands:
         listener.register("processor.enable", self._processor_action(FlowController.enable_processor))
         listener.register("processor.disable", self._processor_action(FlowController.disable_processor))
         listener.register("processor.terminate", self.terminate)
-        listener.register("queue.empty", self.empty_queue)
-        listener.register("provenance.export", self.export_provenance)
+        listener.register("queue.empty", self.empty_queue, concurrent=True)
+        listener.register("provenance.export", self.export_provenance, concurrent=True)
+        InspectionCommands(self.controller, self.node_id, self._elsewhere).register(listener)
 
     def controller(self) -> FlowController:
         """The running flow's controller; raises NoFlowError when there is none."""
@@ -93,7 +100,7 @@ class NodeCommands:
     def _processor_action(self, action: Callable[[FlowController, str], Any]) -> Callable[[Command], dict[str, Any]]:
         def handle(command: Command) -> dict[str, Any]:
             controller = self.controller()
-            identifier = _identifier(command)
+            identifier = component_id(command)
             away = self._elsewhere(identifier)
             if away is not None:
                 return away
@@ -102,20 +109,20 @@ class NodeCommands:
         return handle
 
     def terminate(self, command: Command) -> dict[str, Any]:
-        identifier = _identifier(command)
+        identifier = component_id(command)
         away = self._elsewhere(identifier)
         if away is not None:
             return away
         return {"id": identifier, "terminated": self.controller().terminate_processor(identifier)}
 
     def empty_queue(self, command: Command) -> dict[str, Any]:
-        identifier = _identifier(command)
+        identifier = component_id(command)
         away = self._elsewhere(identifier)
         if away is not None:
             return away
         requester = str(command.args.get("requester") or "an operator")
-        return {"id": identifier, "dropped": self.controller().drop_queue(identifier, requester)}
-
+        dropped = self.controller().drop_queue(identifier, requester)
+        return {"id": identifier, "dropped": dropped.count, "dropped_bytes": dropped.bytes}
 
     def export_provenance(self, command: Command) -> dict[str, Any]:
         """The state of the export serving the command's ``token`` (one is started if need be)."""
@@ -131,10 +138,3 @@ class NodeCommands:
                                       node_export_directory(self.analytics_dir, self.node_id), self.node_id,
                                       lambda: component_names(controller.flow))
         return exporter.export(current=True, progress=progress)
-
-
-def _identifier(command: Command) -> str:
-    identifier = command.args.get("id")
-    if not identifier or not isinstance(identifier, str):
-        raise ValueError(f"command {command.kind} needs the component's 'id'")
-    return identifier

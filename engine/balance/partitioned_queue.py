@@ -70,6 +70,9 @@ class _PartitionSwapper:
     def read_flowfiles(self, location: str) -> list[FlowFile]:
         return self.swap.read_flowfiles(location)
 
+    def holds(self, location: str, uuid: str) -> bool:
+        return self.swap.holds(location, uuid)
+
 
 class _Summary(NamedTuple):
     """What ``FlowFileQueue.restore`` needs to know of a swap file without reading it."""
@@ -320,6 +323,18 @@ class PartitionedQueue:
     def swapped_files(self) -> list[SwappedFile]:
         """The local partition's swap files."""
         return self._local.swapped_files()
+
+    def find(self, uuid: str) -> FlowFile | None:
+        """The FlowFile ``uuid`` if it waits in memory in any partition."""
+        with self._lock:
+            queues = [self._local, *self._remote_queues()]
+        return next((found for queue in queues if (found := queue.find(uuid)) is not None), None)
+
+    def find_swapped(self, uuid: str) -> str | None:
+        """The swap file of any partition holding FlowFile ``uuid``, or None."""
+        with self._lock:
+            queues = [self._local, *self._remote_queues()]
+        return next((found for queue in queues if (found := queue.find_swapped(uuid)) is not None), None)
 
     def take_all(self) -> tuple[list[FlowFile], list[SwappedFile]]:
         """Empty every partition (see ``FlowFileQueue.take_all``); settle through this queue."""

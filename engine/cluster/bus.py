@@ -10,6 +10,12 @@ whose MAC does not verify. The requester (``CommandBus.request``) waits
 for one reply per node until its timeout; a node that does not answer in time is reported as
 such. Commands are not kept for nodes that are away: what a returning node must know (the
 cluster's flow) lives elsewhere. Replies that arrive after the deadline are dropped with the list.
+
+A node answers most commands one by one on the listener's thread, in the order they come.
+Handlers registered as *concurrent* (slow ones: provenance searches, lineage, content, queue
+listings) run on a small pool of threads instead, answered in any order, so that ``status`` and
+control commands never wait behind them; past ``max_pending`` such commands waiting or running,
+the node answers new ones that it is busy.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import logging
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
@@ -163,7 +170,8 @@ class CommandListener:
     ``on_refused(reason)`` is told of every refused command (the node makes it a bulletin)."""
 
     def __init__(self, client: redis.Redis, keys: ClusterKeys, node_id: str, signer: CommandSigner, *,
-                 block_ms: int = 1000, on_refused: Callable[[str], None] | None = None) -> None:
+                 block_ms: int = 1000, on_refused: Callable[[str], None] | None = None, pool_size: int = 4,
+                 max_pending: int = 64) -> None:
         self.client = client
         self.keys = keys
         self.node_id = node_id
@@ -172,14 +180,25 @@ class CommandListener:
         self.on_refused = on_refused
         self.block_ms = block_ms
         self.handlers: dict[str, Handler] = {}
+        self.concurrent: set[str] = set()
+        self.pool_size = pool_size
+        self.max_pending = max_pending
+        self._pool: ThreadPoolExecutor | None = None
+        self._pending = 0
+        self._pending_lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_id = "$"
 
-    def register(self, kind: str, handler: Handler) -> None:
+    def register(self, kind: str, handler: Handler, *, concurrent: bool = False) -> None:
         """Answer commands of ``kind`` with ``handler(command)`` (its return value, JSON-ready, is
-        the result; an exception it raises is the error)."""
+        the result; an exception it raises is the error); ``concurrent`` handlers run on the
+        listener's pool (see the module docstring)."""
         self.handlers[kind] = handler
+        if concurrent:
+            self.concurrent.add(kind)
+        else:
+            self.concurrent.discard(kind)
 
     def start(self) -> None:
         """Answer every command sent from now on, in a thread of its own."""
@@ -195,6 +214,10 @@ class CommandListener:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout=self.block_ms / 1000 + 5)
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            # Commands still waiting are dropped (their requesters time out); running ones finish.
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _run(self) -> None:
         stream = self.keys.commands(self.node_id)
@@ -225,6 +248,42 @@ class CommandListener:
             return
         if command.deadline and time.time() > command.deadline:
             return
+        if command.kind in self.concurrent:
+            self._dispatch(command)
+        else:
+            self._handle(command)
+
+    def _dispatch(self, command: Command) -> None:
+        """Hand a command of a concurrent kind to the pool, or answer that the node is busy."""
+        with self._pending_lock:
+            busy = self._pending >= self.max_pending
+            if not busy:
+                self._pending += 1
+                if self._pool is None:
+                    self._pool = ThreadPoolExecutor(self.pool_size, thread_name_prefix=f"commands-{self.node_id}")
+                pool = self._pool
+        if busy:
+            self._reply(command, {"ok": False, "result": None, "error": (
+                f"node {self.node_id} is busy: {self.max_pending} slow commands are waiting or running; ask again "
+                "later")})
+            return
+
+        def run() -> None:
+            try:
+                if not command.deadline or time.time() <= command.deadline:
+                    self._handle(command)
+            finally:
+                with self._pending_lock:
+                    self._pending -= 1
+
+        try:
+            pool.submit(run)
+        except RuntimeError:  # the pool shut down: the listener is stopping
+            with self._pending_lock:
+                self._pending -= 1
+
+    def _handle(self, command: Command) -> None:
+        """Answer ``command`` with its handler's result or error."""
         handler = self.handlers.get(command.kind)
         if handler is None:
             reply = {"ok": False, "result": None, "error": f"unknown command {command.kind!r}"}

@@ -81,8 +81,11 @@ class ContainerArchive:
         sections: int,
         disk_usage: DiskUsageProbe = shutil.disk_usage,
         capacity: int = OLDEST_ENTRIES,
+        on_delete: Callable[[int, str], None] | None = None,
     ) -> None:
         self._root = root
+        # Told (section, identifier) of each archived file deleted: a reader must not keep it open.
+        self._on_delete = on_delete
         self._sections = sections
         self._disk_usage = disk_usage
         self._capacity = capacity
@@ -128,6 +131,23 @@ class ContainerArchive:
                 if len(self._oldest) > self._capacity:
                     self._oldest.pop()
                     self._complete = False
+            return True
+
+    def restore(self, live: Path, section: int, identifier: str) -> bool:
+        """Move an archived file back to its live path ``live`` (it is referenced again); False
+        when the archive no longer has it. The live directory is synced: the move survives a
+        crash once this returns."""
+        source = self.path(section, identifier)
+        with self._lock:
+            try:
+                fileops.rename(source, live)
+            except FileNotFoundError:
+                return False
+            fileops.sync_directory(live.parent)
+            for entry in self._oldest:
+                if entry.section == section and entry.identifier == identifier:
+                    self._oldest.remove(entry)
+                    break
             return True
 
     def cleanup(self, now: float, max_retention: float | None, max_usage_percentage: float) -> CleanupResult:
@@ -183,7 +203,10 @@ class ContainerArchive:
         self._complete = count <= self._capacity
 
     def _delete(self, entry: _Entry) -> bool:
-        return _unlink(self.path(entry.section, entry.identifier))
+        deleted = _unlink(self.path(entry.section, entry.identifier))
+        if self._on_delete is not None:
+            self._on_delete(entry.section, entry.identifier)
+        return deleted
 
     def _usage_percentage(self) -> float:
         usage = self._disk_usage(self._root)

@@ -16,13 +16,11 @@ import errno
 import itertools
 import logging
 import os
-import re
 import shutil
 import threading
 import time
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Mapping, TypeVar
 
@@ -31,6 +29,7 @@ from engine.content.archive import ARCHIVE_DIRECTORY, CleanupResult, ContainerAr
 from engine.content.claims import ResourceClaimManager
 from engine.content.config import ContentConfig
 from engine.content.handles import ReadHandles
+from engine.content.inventory import ContainerStats, ContentStats, content_stats, live_claims
 from engine.content.reader import ClaimReader, ContentChecksumError, ContentNotFoundError, checksum_error
 from engine.content.writer import AppendableClaim, ContentWriter
 from engine import fileops
@@ -49,40 +48,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_IDENTIFIER = re.compile(r"^\d+-\d+$")
 _POOL_CAPACITY = 1024
 _SYNC_STRIPES = 64
 _SYNC_THREADS = 16
 _T = TypeVar("_T")
 _R = TypeVar("_R")
-
-
-@dataclass(frozen=True)
-class ContainerStats:
-    """Live and archived resource-claim files of one container."""
-
-    live_count: int = 0
-    live_bytes: int = 0
-    archived_count: int = 0
-    archived_bytes: int = 0
-
-
-@dataclass(frozen=True)
-class ContentStats:
-    """Per-container file counts and sizes of the repository."""
-
-    containers: dict[str, ContainerStats] = field(default_factory=dict)
-
-    @property
-    def total(self) -> ContainerStats:
-        """The sums over all containers."""
-        values = self.containers.values()
-        return ContainerStats(
-            sum(s.live_count for s in values),
-            sum(s.live_bytes for s in values),
-            sum(s.archived_count for s in values),
-            sum(s.archived_bytes for s in values),
-        )
 
 
 class ContentRepository:
@@ -116,10 +86,15 @@ class ContentRepository:
         for root in self._roots.values():
             for section in range(sections):
                 fileops.make_directory(root / str(section))
+        self._handles = ReadHandles()
         self._archives = {
-            name: ContainerArchive(root, sections, disk_usage) for name, root in self._roots.items()
+            name: ContainerArchive(root, sections, disk_usage, on_delete=self._archived_file_deleted(name))
+            for name, root in self._roots.items()
         }
         self._lock = threading.Lock()
+        # Held while a claim is released or reclaimed: a claim found unused is archived before
+        # a replay can count it again, and a replay never counts one that is being archived.
+        self._release_lock = threading.Lock()
         self._pool: deque[AppendableClaim] = deque()
         self._index = itertools.count()
         self._next_container = itertools.count()
@@ -136,9 +111,13 @@ class ContentRepository:
         # the disk (a failed fsync may drop the dirty pages), so they are never synced again.
         self._sync_failed: dict[ResourceClaim, OSError] = {}
         self._sync_pool: ThreadPoolExecutor | None = None
-        self._handles = ReadHandles()
         self._cleaner: threading.Thread | None = None
         self._stop = threading.Event()
+
+    def _archived_file_deleted(self, container: str) -> Callable[[int, str], None]:
+        def forget(section: int, identifier: str) -> None:
+            self._handles.forget(ResourceClaim(container, section, identifier))
+        return forget
 
     @property
     def config(self) -> ContentConfig:
@@ -441,12 +420,41 @@ class ContentRepository:
         """
         removed = 0
         for claim in dict.fromkeys(resource_claims):
-            if self._claims.is_in_use(claim):
-                log.debug("not releasing %s: it is in use again", claim)
-                continue
-            if self._remove(claim):
-                removed += 1
+            with self._release_lock:
+                if self._claims.is_in_use(claim):
+                    log.debug("not releasing %s: it is in use again", claim)
+                    continue
+                if self._remove(claim):
+                    removed += 1
         return removed
+
+    def reclaim(self, claim: ContentClaim) -> None:
+        """Count one more claimant of ``claim``'s resource claim for content written long ago (a
+        replayed FlowFile), bringing its file back from the archive if it was archived: archived
+        files are deleted by age and disk usage whoever points at them, live ones only once
+        unused.
+
+        Raises ContentNotFoundError (and counts nothing) when the bytes can no longer be read.
+        """
+        resource = claim.resource_claim
+        with self._release_lock:
+            self._claims.increment(resource)
+            try:
+                live = self.path(resource)
+                if not live.exists() and not self._archives[resource.container].restore(
+                        live, resource.section, resource.identifier):
+                    raise ContentNotFoundError(
+                        f"content of {claim} not found: neither {live} nor {self.archive_path(resource)} exists",
+                        claim=claim, path=live, found="the file is missing")
+                size = live.stat().st_size
+                end = claim.offset + claim.length
+                if size < end:
+                    raise ContentNotFoundError(
+                        f"content of {claim} not found: {live} has {size} bytes, the claim ends at byte {end}",
+                        claim=claim, path=live, found=f"the file is cut short at {size} bytes")
+            except BaseException:
+                self._claims.decrement(resource)
+                raise
 
     def _remove(self, claim: ResourceClaim) -> bool:
         self._synced.pop(claim, None)
@@ -551,11 +559,7 @@ class ContentRepository:
 
     def iter_resource_claims(self) -> Iterator[ResourceClaim]:
         """Every live resource-claim file on disk."""
-        for name, root in self._roots.items():
-            for section in range(self._config.sections):
-                for entry in _scan_files(root / str(section)):
-                    if _IDENTIFIER.match(entry.name):
-                        yield ResourceClaim(name, section, entry.name)
+        return live_claims(self._roots, self._config.sections)
 
     def resource_claim_length(self, claim: ResourceClaim) -> int | None:
         """The size of a resource claim's file (live, else archived), or None when it is gone."""
@@ -568,19 +572,7 @@ class ContentRepository:
 
     def stats(self) -> ContentStats:
         """Counts and sizes of live and archived files, per container."""
-        result: dict[str, ContainerStats] = {}
-        for name, root in self._roots.items():
-            live = archived = live_bytes = archived_bytes = 0
-            for section in range(self._config.sections):
-                for entry in _scan_files(root / str(section)):
-                    if _IDENTIFIER.match(entry.name):
-                        live += 1
-                        live_bytes += _size(entry)
-                for entry in _scan_files(root / str(section) / ARCHIVE_DIRECTORY):
-                    archived += 1
-                    archived_bytes += _size(entry)
-            result[name] = ContainerStats(live, live_bytes, archived, archived_bytes)
-        return ContentStats(result)
+        return content_stats(self._roots, self._config.sections)
 
     def archive_scans(self, container: str) -> int:
         """How many times the archive of ``container`` was listed to refill its oldest entries."""
@@ -593,18 +585,3 @@ def _try_sync_directory(path: Path) -> OSError | None:
     except OSError as error:
         return error
     return None
-
-
-def _scan_files(directory: Path) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(directory) as listing:
-            return [entry for entry in listing if entry.is_file(follow_symlinks=False)]
-    except FileNotFoundError:
-        return []
-
-
-def _size(entry: os.DirEntry[str]) -> int:
-    try:
-        return entry.stat(follow_symlinks=False).st_size
-    except FileNotFoundError:
-        return 0

@@ -19,7 +19,7 @@ content's CRC32 when the claim has one (readers of the five first elements ignor
 
 Beside its bytes, each event gets an index fragment (``index_fragments``): the fields a shard
 indexes, with uuids, filenames, components and attribute values reduced to 64-bit keys
-(``index_key``).
+(``index_key``) of their lower-case text, as NiFi's searches ignore case (``term_key``).
 """
 
 from __future__ import annotations
@@ -42,7 +42,9 @@ __all__ = [
     "index_fragments",
     "FRAGMENT_HEADER",
     "index_key",
+    "term_key",
     "attribute_key",
+    "component_key",
     "UUID_KEY",
     "FILENAME_KEY",
     "COMPONENT_KEY",
@@ -128,15 +130,21 @@ def index_key(domain: bytes, text: str) -> int:
     return int.from_bytes(blake2b(text.encode(), digest_size=8, person=domain).digest(), "little", signed=True)
 
 
+def term_key(domain: bytes, text: str) -> int:
+    """The key a shard indexes ``text`` under: that of its lower-case form (searches ignore case)."""
+    return index_key(domain, text.lower())
+
+
 def attribute_key(name: str, value: str) -> int:
-    """The index key of an indexed attribute's value."""
-    return index_key(ATTRIBUTE_KEY, f"{name}\0{value}")
+    """The index key of an indexed attribute's value (the name is matched exactly, the value ignoring case)."""
+    return index_key(ATTRIBUTE_KEY, f"{name}\0{value.lower()}")
 
 
 @lru_cache(maxsize=4096)
-def _component_key(component_id: str) -> int:
+def component_key(component_id: str) -> int:
+    """The index key of a component id."""
     # A flow has few components and each writes many events.
-    return index_key(COMPONENT_KEY, component_id)
+    return term_key(COMPONENT_KEY, component_id)
 
 
 FRAGMENT_HEADER = 68  # the fixed-width fields before the term keys
@@ -174,12 +182,12 @@ def index_fragments(events: Iterable[ProvenanceEvent], indexed_attributes: Itera
 @lru_cache(maxsize=1 << 16)
 def _term(domain: bytes, text: str) -> str:
     # The formatted key, cached: a FlowFile's uuid and filename come back in each of its events.
-    return f"{index_key(domain, text):20d}"
+    return f"{term_key(domain, text):20d}"
 
 
 @lru_cache(maxsize=4096)
 def _component_field(component_id: str) -> str:
-    return f"{_component_key(component_id):20d}"
+    return f"{component_key(component_id):20d}"
 
 
 def decode_wire(data: bytes) -> Sequence[Any]:

@@ -3,21 +3,29 @@
 Tables: ``blocks`` (where each block is), ``events`` (id, time, type and component key, with an
 index per query form), ``terms`` (the keys of every uuid an event names, of its filename and of
 its indexed attributes, for those queries and lineage) and ``meta`` (bounds, counts, layout
-versions). Keys are 64-bit hashes (``codec.index_key``): integer rows are small and cheap to
-insert, and readers check the events they find.
+versions, and the number of events of each component key and of each type, which tell a query
+how to read the shard). Keys are 64-bit hashes (``codec.term_key``) of the lower-cased text:
+integer rows are small and cheap to insert, and readers check the events they find.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections import Counter
+from operator import itemgetter
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Iterable, Sequence
 
 from engine.provenance import codec
 
-__all__ = ["INDEX", "INDEX_FILES", "INDEX_VERSION", "SCHEMA", "connect", "create", "insert", "is_damage"]
+__all__ = [
+    "INDEX", "INDEX_FILES", "INDEX_VERSION", "SCHEMA", "add_counts", "connect", "counts_meta", "create",
+    "fragment_counts", "insert", "is_damage", "meta_counts",
+]
 
-INDEX_VERSION = 2
+# Version 3: keys of lower-cased text, and the counts of components and types in ``meta``.
+INDEX_VERSION = 3
 INDEX = "index.db"
 INDEX_FILES = (INDEX, f"{INDEX}-wal", f"{INDEX}-shm")
 # The index statements read ?1, the concatenated records of codec.index_fragments each behind
@@ -46,6 +54,9 @@ WITH RECURSIVE t(p, id, left) AS (
            CASE WHEN left > 1 THEN left - 1 ELSE CAST(substr(?1, p + 100, 8) AS INTEGER) END
     FROM t WHERE left > 1 OR p + 20 <= length(?1))
 INSERT OR IGNORE INTO terms SELECT CAST(substr(?1, p, 20) AS INTEGER), id FROM t ORDER BY 1, 2"""
+
+_TYPE_FIELD = itemgetter(slice(20, 40))
+_COMPONENT_FIELD = itemgetter(slice(40, 60))
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value) WITHOUT ROWID",
@@ -94,6 +105,37 @@ def create(conn: sqlite3.Connection) -> None:
     """Create the tables the connection's index lacks."""
     for statement in SCHEMA:
         conn.execute(statement)
+
+
+def fragment_counts(fragments: Iterable[str]) -> tuple[Counter[int], Counter[str]]:
+    """How many of the events of ``fragments`` each component key and each type has."""
+    fragments = fragments if isinstance(fragments, (list, tuple)) else list(fragments)
+    # Counted on the fixed-width fields as they are (C-level loops), converted once per value.
+    components = Counter(map(_COMPONENT_FIELD, fragments))
+    types = Counter(map(_TYPE_FIELD, fragments))
+    return (Counter({int(key): count for key, count in components.items()}),
+            Counter({key.rstrip(): count for key, count in types.items()}))
+
+
+def add_counts(components: Counter[int], types: Counter[str], fragments: Sequence[str]) -> None:
+    """Add the counts of the events of ``fragments`` to ``components`` and ``types``."""
+    more_components, more_types = fragment_counts(fragments)
+    components.update(more_components)
+    types.update(more_types)
+
+
+def counts_meta(components: Counter[int], types: Counter[str]) -> dict[str, dict[str, int]]:
+    """The ``meta`` entries that keep the counts."""
+    return {"components": {str(key): count for key, count in components.items()}, "types": dict(types)}
+
+
+def meta_counts(meta: dict[str, Any]) -> tuple[Counter[int], Counter[str]]:
+    """The counts kept in ``meta`` (a nested object comes back from SQLite as its JSON text)."""
+    def read(key: str) -> dict[str, int]:
+        value = meta.get(key)
+        return json.loads(value) if isinstance(value, str) else dict(value or {})
+
+    return Counter({int(key): count for key, count in read("components").items()}), Counter(read("types"))
 
 
 def insert(conn: sqlite3.Connection, ids: Sequence[int], fragments: Sequence[str]) -> None:

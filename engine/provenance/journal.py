@@ -44,10 +44,11 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MAGIC = b"FSPJRN2\n"
-# Files of version 1 hold index fragments of an older layout; their frames are read with
-# ``fragments`` None, for the caller to make again from the events.
-_MAGIC_V1 = b"FSPJRN1\n"
+MAGIC = b"FSPJRN3\n"
+# Files of versions 1 and 2 hold index fragments of an older layout (version 2: keys of the
+# text as written, not lower-cased); their frames are read with ``fragments`` None, for the
+# caller to make again from the events.
+_LEGACY_MAGICS = (b"FSPJRN1\n", b"FSPJRN2\n")
 FRAME_OVERHEAD = frames.OVERHEAD
 _NAME = re.compile(r"^(\d+)\.journal\.(\d+)$")
 
@@ -188,7 +189,7 @@ def read_journal(path: Path) -> JournalContents:
     data = path.read_bytes()
     contents = JournalContents()
     head = data[: len(MAGIC)]
-    legacy = head == _MAGIC_V1
+    legacy = head in _LEGACY_MAGICS
     if head != MAGIC and not legacy:
         if is_all_zero(data) or MAGIC.startswith(data):
             if data:

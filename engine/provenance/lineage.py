@@ -6,6 +6,10 @@ the child's and REPLAY with the original as parent, and this rule reads all of t
 are found by following, from each FlowFile, the events that name it as a child to their
 parents; descendants by following the events that name it as a parent to their children.
 Siblings and co-parents are not part of the graph unless related in one of those directions.
+
+``expand`` is NiFi's expansion of one event of a graph: the events of its parents (up to the
+event) or of its children (from the event on), for the events that have them (FORK, JOIN,
+CLONE, REPLAY).
 """
 
 from __future__ import annotations
@@ -16,7 +20,11 @@ from typing import Callable, Iterable, Literal
 
 from engine.provenance.event import ProvenanceEvent, ProvenanceEventType
 
-__all__ = ["LineageNode", "LineageEdge", "LineageGraph", "compute_lineage"]
+__all__ = ["EXPANDABLE", "LineageNode", "LineageEdge", "LineageGraph", "compute_lineage", "expand"]
+
+#: The event types whose parents and children can be expanded (NiFi's).
+EXPANDABLE = frozenset({ProvenanceEventType.FORK, ProvenanceEventType.JOIN, ProvenanceEventType.CLONE,
+                        ProvenanceEventType.REPLAY})
 
 
 @dataclass(frozen=True)
@@ -122,3 +130,27 @@ def compute_lineage(
                 graph.edges.append(LineageEdge(previous, node, uuid))
                 previous = node
     return graph
+
+
+def expand(event: ProvenanceEvent, direction: Literal["parents", "children"],
+           events_mentioning: Callable[[str], Iterable[ProvenanceEvent]], max_events: int,
+           ) -> tuple[list[ProvenanceEvent], bool]:
+    """The events of ``event``'s parents from their lineage start to the event, or of its
+    children from the event on, by id; at most ``max_events`` (and True when more were left out).
+
+    Raises ValueError for an event of a type that has no parents or children to expand.
+    """
+    if event.event_type not in EXPANDABLE:
+        raise ValueError(f"provenance event {event.event_id} is a {event.event_type.value} event, so its "
+                         f"{direction} cannot be expanded (only FORK, JOIN, CLONE and REPLAY events have them)")
+    if direction == "parents":
+        uuids, low, high = event.parent_uuids, event.lineage_start_date, event.event_time
+    else:
+        uuids, low, high = event.child_uuids, event.event_time, None
+    found: dict[int, ProvenanceEvent] = {}
+    for uuid in dict.fromkeys(uuids):
+        for other in events_mentioning(uuid):
+            if other.event_time >= low and (high is None or other.event_time <= high):
+                found[other.event_id] = other
+    events = [found[event_id] for event_id in sorted(found)]
+    return events[:max_events], len(events) > max_events

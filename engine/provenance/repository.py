@@ -58,16 +58,9 @@ from engine.provenance.event import ProvenanceEvent
 from engine.provenance.index import connect_read_only
 from engine.provenance.journal import FRAME_OVERHEAD, JournalFrame, JournalSet, encode_frame, list_journal_sets
 from engine.provenance.lineage import LineageGraph, compute_lineage
-from engine.provenance.query import (
-    ProvenanceQuery,
-    QueryResult,
-    matches,
-    mentions,
-    overlaps,
-    page,
-    shard_conditions,
-)
+from engine.provenance.query import ProvenanceQuery, QueryResult, mentions
 from engine.provenance.recovery import WaitingSet, load_shards, read_id_floor, read_journal_sets
+from engine.provenance.search import run_query
 from engine.provenance.segment import SEGMENT_VERSION
 from engine.provenance.shard import Shard
 from engine.units import format_data_size
@@ -436,35 +429,8 @@ class ProvenanceRepository:
             return list(reversed(self._shards))
 
     def query(self, query: ProvenanceQuery) -> QueryResult:
-        """Events matching ``query``, newest first, one page at a time (see ``query`` module)."""
-        wanted = query.limit + 1
-        found: list[ProvenanceEvent] = []
-        for shard in self._shards_newest_first():
-            if len(found) >= wanted:
-                break
-            if query.before_event_id is not None and shard.min_id >= query.before_event_id:
-                continue
-            if not overlaps(query, shard.min_time, shard.max_time):
-                continue
-            where, params, residual = shard_conditions(query, shard.indexed_attributes)
-            before = query.before_event_id
-            while len(found) < wanted:
-                missing = wanted - len(found)
-                batch = max(missing * 4, 256) if residual else missing
-                ids = shard.select_ids(where, params, before, batch)
-                if not ids:
-                    break
-                events = shard.read_events(ids)
-                for event_id in ids:
-                    event = events.get(event_id)
-                    if event is not None and matches(event, query):
-                        found.append(event)
-                        if len(found) >= wanted:
-                            break
-                if len(ids) < batch:
-                    break
-                before = ids[-1]
-        return page(found, query.limit)
+        """Events matching ``query``, newest first, one page at a time (see ``query``, ``search``)."""
+        return run_query(self._shards_newest_first(), query)
 
     def get_event(self, event_id: int) -> ProvenanceEvent | None:
         """The stored event with ``event_id``, or None (aged off, not yet rolled over, unknown)."""
@@ -484,7 +450,7 @@ class ProvenanceRepository:
     def events_mentioning(self, uuid: str) -> list[ProvenanceEvent]:
         """Every stored event naming ``uuid`` as its FlowFile, a parent or a child, oldest first."""
         events: list[ProvenanceEvent] = []
-        key = codec.index_key(codec.UUID_KEY, uuid)
+        key = codec.term_key(codec.UUID_KEY, uuid)
         for shard in reversed(self._shards_newest_first()):
             ids = shard.term_ids(key)
             found = shard.read_events(ids)

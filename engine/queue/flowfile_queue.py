@@ -18,6 +18,7 @@ FlowFiles leave the queue's figures at once (the swap manager reports them).
 from __future__ import annotations
 
 import heapq
+import itertools
 import logging
 import threading
 import time
@@ -128,6 +129,8 @@ class Swapper(Protocol):
     def swap_in(self, location: str) -> list[FlowFile]: ...
 
     def read_flowfiles(self, location: str) -> list[FlowFile]: ...
+
+    def holds(self, location: str, uuid: str) -> bool: ...
 
 
 class FlowFileQueue:
@@ -370,10 +373,28 @@ class FlowFileQueue:
         FlowFiles are not listed (``size().swapped_count`` tells how many there are).
         """
         with self._lock:
-            ready = [f for _, f in heapq.nsmallest(count, self._active)]
+            ready = [entry[-1] for entry in _smallest(self._active, count)]
             if len(ready) < count:
-                ready += [f for _, _, f in heapq.nsmallest(count - len(ready), self._penalized)]
+                ready += [entry[-1] for entry in _smallest(self._penalized, count - len(ready))]
             return ready
+
+    def find(self, uuid: str) -> FlowFile | None:
+        """The FlowFile ``uuid`` if it waits in memory (swapped ones are not looked at)."""
+        with self._lock:
+            for entry in itertools.chain(self._active, self._penalized):
+                if entry[-1].uuid == uuid:
+                    return entry[-1]
+        return None
+
+    def find_swapped(self, uuid: str) -> str | None:
+        """The swap file holding FlowFile ``uuid``, or None; reads the queue's swap files."""
+        for swapped in self.swapped_files():
+            try:
+                if self._swapper.holds(swapped.location, uuid):
+                    return swapped.location
+            except OSError:
+                continue
+        return None
 
     def swapped_files(self) -> list[SwappedFile]:
         """The queue's swap files, best first."""
@@ -473,3 +494,19 @@ class FlowFileQueue:
     def _best_key_on_disk(self, location: str) -> SortKey:
         key = self._key
         return min((key(f) for f in self._swapper.read_flowfiles(location)), default=())
+
+
+def _smallest(heap: list[tuple[Any, ...]], count: int) -> list[tuple[Any, ...]]:
+    """The ``count`` smallest entries of ``heap``, in order, walking the heap from its root: the
+    cost grows with ``count``, not with the size of the queue."""
+    if count <= 0 or not heap:
+        return []
+    found: list[tuple[Any, ...]] = []
+    frontier = [(heap[0], 0)]
+    while frontier and len(found) < count:
+        entry, at = heapq.heappop(frontier)
+        found.append(entry)
+        for child in (2 * at + 1, 2 * at + 2):
+            if child < len(heap):
+                heapq.heappush(frontier, (heap[child], child))
+    return found

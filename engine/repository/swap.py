@@ -385,6 +385,17 @@ class SwapManager:
         """The readable FlowFiles of a swap file, leaving it and the log untouched."""
         return self.read(location).flowfiles
 
+    def holds(self, location: str, uuid: str) -> bool:
+        """Whether the swap file holds FlowFile ``uuid``; a file whose bytes lack the uuid's text
+        (records are plain msgpack) is not decoded."""
+        try:
+            data = self.path(location).read_bytes()
+        except FileNotFoundError:
+            return False
+        if uuid.encode() not in data:
+            return False
+        return any(flowfile.uuid == uuid for flowfile in parse(data, location).flowfiles)
+
     def read_summary(self, location: str) -> SwapSummary:
         """The summary of a swap file, without its FlowFiles; raises SwapFileError when unreadable."""
         path = self.path(location)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import Callable, Iterable
+from typing import Callable, Iterable, NamedTuple
 
 from engine.confinement import ConfinementSettings, NodeConfinement
 from engine.components import ComponentRegistry, default_registry
@@ -57,13 +57,20 @@ from engine.runtime.status import (
 from engine.session import DamagedContentPolicy, ProcessSession, SessionComponent
 from engine.storage import NodeStorage
 
-__all__ = ["FlowController", "UnknownComponentError"]
+__all__ = ["Dropped", "FlowController", "UnknownComponentError"]
 
 log = logging.getLogger(__name__)
 
 
 class UnknownComponentError(LookupError):
     """No component of the running flow has the identifier asked for."""
+
+
+class Dropped(NamedTuple):
+    """What emptying a queue dropped."""
+
+    count: int
+    bytes: int
 
 
 class FlowController:
@@ -498,10 +505,11 @@ class FlowController:
         """The first FlowFiles of a queue, in the order they would leave (swapped ones excluded)."""
         return self.queue(identifier).peek(max_results)
 
-    def drop_queue(self, identifier: str, requester: str = "an operator") -> int:
+    def drop_queue(self, identifier: str, requester: str = "an operator") -> Dropped:
         """Empty a queue, swapped FlowFiles included; each dropped FlowFile gets a DROP event.
 
-        FlowFiles that a running task holds are not dropped. Returns how many were dropped.
+        FlowFiles that a running task holds are not dropped. Returns how many were dropped, and
+        their bytes.
         """
         queue = self.queue(identifier)
         details = f"FlowFile Queue emptied by {requester}"
@@ -512,7 +520,7 @@ class FlowController:
                 session = ProcessSession(self.storage, component)
                 session.adopt(queue, flowfiles, E.DROP, details)
                 session.commit()
-            dropped = len(flowfiles)
+            dropped, dropped_bytes = len(flowfiles), sum(flowfile.size for flowfile in flowfiles)
             swap = self.storage.flowfiles.swap
             while swapped:
                 swap_file = swapped[0]
@@ -526,10 +534,11 @@ class FlowController:
                 swapped.pop(0)
                 queue.acknowledge_counts(swap_file.count, swap_file.bytes)
                 dropped += swap_file.count
+                dropped_bytes += swap_file.bytes
         finally:
             if swapped:
                 queue.give_back(swapped)
-        return dropped
+        return Dropped(dropped, dropped_bytes)
 
     def expire_flowfiles(self) -> int:
         """Drop (EXPIRE) every FlowFile held in memory that is older than its connection allows."""

@@ -8,7 +8,8 @@ from rest_framework import exceptions
 from flowsite.flows.access import TenantAccess
 from flowsite.tenancy.models import Tenant
 
-_ACTION_WORDS = {
+#: How an answer names each component action ("you may not <words> this processor").
+ACTION_WORDS = {
     "view_component": "view", "modify_component": "modify", "view_data": "view the data of",
     "modify_data": "modify the data of", "view_provenance": "view the provenance of",
     "operate_component": "operate",
@@ -64,7 +65,7 @@ def component_or_404(request, model, pk, action: str):
     if component is None or not access_for(request, component.tenant).is_member:
         raise exceptions.NotFound(f"no such {noun}")
     if not access_for(request, component.tenant).can(component, action):
-        raise exceptions.PermissionDenied(f"you may not {_ACTION_WORDS[action]} this {noun}")
+        raise exceptions.PermissionDenied(f"you may not {ACTION_WORDS[action]} this {noun}")
     return component
 
 

@@ -17,6 +17,9 @@ from flowsite.api.views import (
     versions,
 )
 from flowsite.cluster.api import views as cluster
+from flowsite.provenance.api import events as provenance_events
+from flowsite.provenance.api import queues as flowfile_queues
+from flowsite.provenance.api import searches as provenance_searches
 from flowsite.provenance.api import views as provenance
 
 app_name = "api"
@@ -83,6 +86,33 @@ urlpatterns = [
     path("flow/history", history.FlowHistory.as_view(), name="flow-history"),
     path("flow/status", cluster.FlowStatus.as_view(), name="flow-status"),
     path("process-groups/<uuid:pk>/status", cluster.GroupStatus.as_view(), name="process-group-status"),
+
+    path("provenance", provenance_searches.ProvenanceQueries.as_view(), name="provenance-queries"),
+    path("provenance/search-options", provenance_searches.SearchOptions.as_view(), name="provenance-search-options"),
+    path("provenance/lineage", provenance_searches.LineageRequests.as_view(), name="lineage-requests"),
+    path("provenance/lineage/<str:request_id>", provenance_searches.LineageDetail.as_view(), name="lineage-request"),
+    path("provenance/<str:request_id>", provenance_searches.ProvenanceQuery.as_view(), name="provenance-query"),
+    path("provenance-events/replays", provenance_events.Replays.as_view(), name="provenance-replays"),
+    path("provenance-events/<str:event_id>", provenance_events.EventDetail.as_view(), name="provenance-event"),
+    path("provenance-events/<str:event_id>/content/input", provenance_events.EventContent.as_view(direction="input"),
+         name="provenance-event-input"),
+    path("provenance-events/<str:event_id>/content/output",
+         provenance_events.EventContent.as_view(direction="output"), name="provenance-event-output"),
+    path("provenance-exports", provenance_searches.Exports.as_view(), name="provenance-exports"),
+    path("provenance-exports/<str:request_id>", provenance_searches.ExportDetail.as_view(), name="provenance-export"),
+    path("provenance-exports/<str:request_id>/content", provenance_searches.ExportContent.as_view(),
+         name="provenance-export-content"),
+    path("flowfile-queues/<uuid:pk>/listing-requests", flowfile_queues.ListingRequests.as_view(),
+         name="listing-requests"),
+    path("flowfile-queues/<uuid:pk>/listing-requests/<str:request_id>", flowfile_queues.ListingDetail.as_view(),
+         name="listing-request"),
+    path("flowfile-queues/<uuid:pk>/drop-requests", flowfile_queues.DropRequests.as_view(), name="drop-requests"),
+    path("flowfile-queues/<uuid:pk>/drop-requests/<str:request_id>", flowfile_queues.DropDetail.as_view(),
+         name="drop-request"),
+    path("flowfile-queues/<uuid:pk>/flowfiles/<str:uuid>", flowfile_queues.QueuedFlowFile.as_view(),
+         name="queued-flowfile"),
+    path("flowfile-queues/<uuid:pk>/flowfiles/<str:uuid>/content", flowfile_queues.QueuedContent.as_view(),
+         name="queued-flowfile-content"),
 
     path("provenance-analytics", provenance.AnalyticsList.as_view(), name="provenance-analytics"),
     path("provenance-analytics/questions", provenance.AnalyticsQuestions.as_view(),

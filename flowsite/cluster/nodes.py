@@ -8,7 +8,7 @@ from typing import Any
 from engine.cluster.records import ClusterView, NodeView
 from flowsite.cluster import redis as cluster_redis
 
-__all__ = ["node_entry", "nodes"]
+__all__ = ["connected", "node_entry", "nodes"]
 
 
 def node_entry(view: NodeView, now: float | None = None) -> dict[str, Any]:
@@ -22,3 +22,8 @@ def node_entry(view: NodeView, now: float | None = None) -> dict[str, Any]:
 def nodes() -> dict[str, NodeView]:
     """Every node of the cluster by id (raises redis.RedisError)."""
     return ClusterView(cluster_redis.client(), cluster_redis.keys()).nodes
+
+
+def connected() -> list[str]:
+    """The ids of the nodes connected to the cluster now, sorted (raises redis.RedisError)."""
+    return sorted(ClusterView(cluster_redis.client(), cluster_redis.keys()).connected())

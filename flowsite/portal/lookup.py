@@ -29,4 +29,9 @@ def component_or_404(request, model, pk, action: str):
 
 def access(request, component) -> TenantAccess:
     """The user's access to ``component``'s tenant, resolved once per request."""
-    return lookup.access_for(request, component.tenant)
+    return tenant_access(request, component.tenant)
+
+
+def tenant_access(request, tenant) -> TenantAccess:
+    """The user's access to ``tenant``, resolved once per request."""
+    return lookup.access_for(request, tenant)

@@ -8,39 +8,31 @@ components, in the tenants where the user holds the global "query provenance" po
 the user holds "view provenance" (NiFi's provenance policies). Another tenant's components never
 enter a scope, so no query can reach their events.
 
-Requests live in the cluster's Redis as JSON under ``flowsite:<cluster>:analytics:<id>``, expiring
-``FLOWSITE_ANALYTICS_RESULT_SECONDS`` after they are made and again after they finish: transient
-data, as the jobs' results are. Only the user who made a request can see or delete it; to anyone
-else it does not exist. The job (``flowsite.provenance.jobs``) is the only writer once a request
-is queued, and writes only while the key exists (``SET … XX``), so a deleted request stays
-deleted and the job notices it and stops.
+Requests are kept in the request store (``flowsite.provenance.store``) as kind ``analytics``,
+``FLOWSITE_ANALYTICS_RESULT_SECONDS`` after they are made and again after they finish; only the
+user who made one can see or delete it, and its job (``flowsite.provenance.jobs.analytics``)
+writes it only while it exists.
 """
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from django.conf import settings
 from rest_framework import exceptions
 
 from engine.spark.provenance_sql import QUESTIONS, UnsafeQueryError, check_read_only
-from flowsite.api.lookup import access_for, tenant_or_404, tenants_of
-from flowsite.cluster import redis as cluster_redis
-from flowsite.flows.access import QUERY_PROVENANCE, VIEW_PROVENANCE
 from flowsite.flows.models import Component
+from flowsite.provenance import scope, store
 from flowsite.tenancy.models import OPERATE_PLATFORM_PERMISSION, Tenant, is_platform_operator
 
-__all__ = ["Scope", "delete", "exists", "keep", "load", "now_iso", "owned", "prepare", "public", "scope_for", "submit",
-           "update"]
+__all__ = ["Scope", "owned", "prepare", "public", "scope_for", "submit"]
 
 #: What only platform operators see of a request: where the nodes keep their files, what was
 #: found damaged in them, and the nodes' own words on what went wrong.
 _OPERATOR_ONLY = ("damage", "node_errors")
-_INTERNAL = ("user", "components", "operator")
+_INTERNAL = ("kind", "user", "components", "operator", "updated_at", "failure_reason")
 
 
 @dataclass(frozen=True)
@@ -67,43 +59,18 @@ def scope_for(request, tenant_id: uuid.UUID | None = None) -> Scope:
             raise exceptions.NotFound("no such tenant")
         ids = Component.objects.filter(tenant=tenant).values_list("pk", flat=True)
         return Scope(frozenset(str(pk) for pk in ids), True, (str(tenant.pk),))
-    tenants = [tenant_or_404(request, tenant_id)] if tenant_id is not None else list(tenants_of(request))
-    components: set[str] = set()
-    queried: list[str] = []
-    for tenant in tenants:
-        access = access_for(request, tenant)
-        if not access.has_global(QUERY_PROVENANCE):
-            continue
-        queried.append(str(tenant.pk))
-        components.update(str(pk) for pk in Component.objects.restrict(access, VIEW_PROVENANCE)
-                          .values_list("pk", flat=True))
-    if not queried:
-        raise exceptions.PermissionDenied(f"you may not query provenance (the '{QUERY_PROVENANCE}' policy of "
-                                          f"{'this tenant' if tenant_id else 'one of your tenants'})")
-    return Scope(frozenset(components), False, tuple(queried))
+    reach = scope.searchable(request, tenant_id)
+    return Scope(reach.visible, False, reach.tenants)
 
 
-def _key(request_id: str) -> str:
-    return f"flowsite:{settings.FLOWSITE_CLUSTER}:analytics:{request_id}"
-
-
-def _iso(moment: datetime) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
-
-
-def now_iso() -> str:
-    """The time now in ISO 8601 (UTC), as requests record times."""
-    return _iso(datetime.now(timezone.utc))
-
-
-def prepare(user, scope: Scope, *, question: str | None = None, params: dict[str, Any] | None = None,
+def prepare(user, reach: Scope, *, question: str | None = None, params: dict[str, Any] | None = None,
             sql: str | None = None) -> dict[str, Any]:
-    """A new request of ``user`` over ``scope``, checked, not yet kept. Raises 400 for an unknown
+    """A new request of ``user`` over ``reach``, checked, not yet kept. Raises 400 for an unknown
     question, bad parameters or refused SQL, 403 for SQL from a non-operator."""
     if (question is None) == (sql is None):
         raise exceptions.ValidationError({"question": "give either a 'question' or 'sql'"})
     if sql is not None:
-        if not scope.operator:
+        if not reach.operator:
             raise exceptions.PermissionDenied(f"you may not run ad-hoc SQL: only platform operators may (the "
                                               f"'{OPERATE_PLATFORM_PERMISSION}' permission)")
         text = sql.strip()
@@ -121,73 +88,28 @@ def prepare(user, scope: Scope, *, question: str | None = None, params: dict[str
         except ValueError as error:
             raise exceptions.ValidationError({"params": str(error)}) from None
         text = known.sql(values)
-    now = datetime.now(timezone.utc)
-    return {
-        "id": uuid.uuid4().hex, "user": user.pk, "operator": scope.operator,
-        "components": sorted(scope.components) if scope.components is not None else None,
-        "tenants": list(scope.tenants), "question": question, "params": values, "sql": text,
-        "adhoc": sql is not None, "state": "queued", "percent": 0, "submitted_at": _iso(now), "started_at": None,
-        "finished_at": None, "expires_at": _iso(now + timedelta(seconds=settings.FLOWSITE_ANALYTICS_RESULT_SECONDS)),
-        "nodes": {"asked": [], "answered": [], "missing": []}, "partial": False, "result": None, "error": "",
-        "warnings": [], "damage": [], "node_errors": [], "duration_seconds": None,
-    }
+    return store.new(
+        "analytics", user, operator=reach.operator,
+        components=sorted(reach.components) if reach.components is not None else None,
+        tenants=list(reach.tenants), question=question, params=values, sql=text, adhoc=sql is not None, error="",
+        warnings=[], damage=[], node_errors=[], duration_seconds=None)
 
 
-def keep(record: dict[str, Any]) -> None:
-    """Store a new request for its lifetime (raises redis.RedisError)."""
-    cluster_redis.client().set(_key(record["id"]), json.dumps(record), ex=settings.FLOWSITE_ANALYTICS_RESULT_SECONDS)
-
-
-def submit(user, scope: Scope, *, question: str | None = None, params: dict[str, Any] | None = None,
+def submit(user, reach: Scope, *, question: str | None = None, params: dict[str, Any] | None = None,
            sql: str | None = None) -> dict[str, Any]:
-    """Check and keep a new request (``prepare``, ``keep``), then queue its job; returns the
-    request (redis.RedisError when the cluster's Redis does not answer)."""
-    record = prepare(user, scope, question=question, params=params, sql=sql)
-    keep(record)
+    """Check and keep a new request (``prepare``, ``store.keep``), then queue its job; returns
+    the request (redis.RedisError when the cluster's Redis does not answer)."""
+    record = prepare(user, reach, question=question, params=params, sql=sql)
+    store.keep(record)
     from flowsite.provenance.tasks import run_analytics
 
     run_analytics.delay(record["id"])
     return record
 
 
-def load(request_id: str) -> dict[str, Any] | None:
-    """The stored request, or None (unknown, expired or deleted)."""
-    raw = cluster_redis.client().get(_key(request_id))
-    return json.loads(raw) if raw is not None else None
-
-
 def owned(request_id: str, user) -> dict[str, Any]:
-    """The request ``request_id`` made by ``user``; 404 for any other (or none)."""
-    try:
-        uuid.UUID(hex=str(request_id))
-    except ValueError:
-        raise exceptions.NotFound("no such analytics request") from None
-    record = load(str(request_id))
-    if record is None or record.get("user") != user.pk:
-        raise exceptions.NotFound("no such analytics request")
-    return record
-
-
-def exists(request_id: str) -> bool:
-    """Whether the request is still kept (it was not deleted and has not expired)."""
-    return bool(cluster_redis.client().exists(_key(request_id)))
-
-
-def update(record: dict[str, Any], *, final: bool = False, **changes: Any) -> bool:
-    """Store ``changes`` into ``record`` (modified in place) if the request still exists; a
-    ``final`` update keeps it a whole lifetime from now. False when it is gone (deleted)."""
-    record.update(changes)
-    client = cluster_redis.client()
-    if final:
-        lifetime = settings.FLOWSITE_ANALYTICS_RESULT_SECONDS
-        record["expires_at"] = _iso(datetime.now(timezone.utc) + timedelta(seconds=lifetime))
-        return bool(client.set(_key(record["id"]), json.dumps(record), xx=True, ex=lifetime))
-    return bool(client.set(_key(record["id"]), json.dumps(record), xx=True, keepttl=True))
-
-
-def delete(request_id: str) -> None:
-    """Forget a request; its job stops at its next step."""
-    cluster_redis.client().delete(_key(request_id))
+    """The analytics request ``request_id`` made by ``user``; 404 for any other (or none)."""
+    return store.owned(request_id, user, "analytics")
 
 
 def public(record: dict[str, Any], user) -> dict[str, Any]:
@@ -197,7 +119,5 @@ def public(record: dict[str, Any], user) -> dict[str, Any]:
     if not is_platform_operator(user):
         for name in _OPERATOR_ONLY:
             shown.pop(name, None)
-        nodes = dict(shown.get("nodes") or {})
-        nodes["missing"] = [{"node": entry["node"], "reason": entry["reason"]} for entry in nodes.get("missing") or ()]
-        shown["nodes"] = nodes
+    shown["nodes"] = scope.shown_nodes(shown.get("nodes") or {}, user)
     return shown

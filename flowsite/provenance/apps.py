@@ -2,7 +2,8 @@ from django.apps import AppConfig
 
 
 class ProvenanceConfig(AppConfig):
-    """Provenance: analytics jobs over the events every node exports, on Spark."""
+    """Provenance and queues: searches, lineage, replay, queue listings and drops, exports and
+    analytics over every node."""
 
     name = "flowsite.provenance"
     label = "provenance"

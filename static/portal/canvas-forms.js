@@ -2,19 +2,10 @@
 // picker and the relationship picker of a new connection. Each shows the API's validation messages.
 
 import {api, describe, update} from "./canvas-api.js";
+import {element} from "./dom.js";
 
 const panel = document.getElementById("side-panel");
 const typeCache = new Map();
-
-function element(tag, attributes = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [name, value] of Object.entries(attributes)) {
-    if (name === "dataset") Object.assign(node.dataset, value);
-    else if (value !== undefined && value !== null && value !== false) node.setAttribute(name, value === true ? "" : value);
-  }
-  node.append(...children.flat(Infinity));
-  return node;
-}
 
 function problemList(id, lines) {
   return element("ul", {class: "problems", id}, lines.map((line) => element("li", {}, line)));
@@ -123,6 +114,16 @@ function formChanges(form, kind, resource) {
   return changes;
 }
 
+/** Links to the pages about a component's data: a processor's provenance, a connection's queue. */
+function pageLinks(kind, resource) {
+  const {provenanceUrl, queueUrl} = document.getElementById("canvas-app").dataset;
+  const link = (href, text) => element("nav", {class: "panel-links", "aria-label": "Data"},
+                                       element("a", {class: "btn btn-sm", href}, text));
+  if (kind === "PROCESSOR") return link(`${provenanceUrl}?componentId=${resource.id}`, "Provenance");
+  if (kind === "CONNECTION") return link(queueUrl.replace(/0{8}(-0{4}){3}-0{12}/, resource.id), "List queue");
+  return [];
+}
+
 /** Show the side panel of ``resource`` (a ``kind``); ``saved(resource)`` follows a saved change,
  *  ``conflict()`` a 409 (another change came first). ``source`` is a connection's source resource. */
 export async function openPanel(kind, resource, {canModify, saved, conflict, source}) {
@@ -145,7 +146,7 @@ export async function openPanel(kind, resource, {canModify, saved, conflict, sou
       form.querySelector("#panel-errors").replaceChildren(...describe(error).map((line) => element("li", {}, line)));
     }
   });
-  panel.replaceChildren(element("h2", {}, kind.toLowerCase().replace("_", " ")), form);
+  panel.replaceChildren(element("h2", {}, kind.toLowerCase().replace("_", " ")), form, pageLinks(kind, resource));
   panel.dataset.component = resource.id;
   panel.hidden = false;
 }

@@ -1,7 +1,11 @@
 // Long work shown in place, without a reload: deployments (each node's report as it comes),
 // imports of a flow definition (the upload's progress, then the new group) and queue drops
-// (what each node dropped). A form opts in with data-progress="deploy|import|empty"; its result
+// (the API's drop request followed to its end: what each node dropped). A form opts in with data-progress="deploy|import|empty"; its result
 // goes to the element its data-progress-panel names. Without JavaScript the forms post as before.
+
+import {describe} from "./canvas-api.js";
+import {dataSize} from "./format.js";
+import {RequestFollower} from "./requests.js";
 
 const API = "/api/v1";
 const DEPLOY_WAIT_SECONDS = 120;
@@ -19,7 +23,8 @@ function messageOf(body, status) {
   return `the request failed (HTTP ${status})`;
 }
 
-class Panel {
+/** A progress panel in ``element``: a title, a bar (indeterminate without a total), lines of detail. */
+export class Panel {
   constructor(element) {
     this.element = element;
     this.element.hidden = false;
@@ -139,14 +144,25 @@ function importDefinition(form, panel) {
   request.send(file);
 }
 
+function dropLines(request) {
+  const dropped = (request.nodeResults || []).map((n) => [`${n.clusterNodeId}: dropped ${n.droppedCount ?? 0} ` +
+    `(${dataSize(n.droppedSize ?? 0)}); ${n.currentCount ?? 0} left`, "ok"]);
+  return dropped.concat((request.nodes?.missing || []).map((m) => [`${m.node}: did not answer — ${m.reason}`, "failed"]));
+}
+
 async function emptyQueue(form, panel) {
+  const follower = new RequestFollower(`flowfile-queues/${form.dataset.connection}/drop-requests`, "dropRequest");
   panel.show("Dropping the queued FlowFiles on every node…", 0, 0);
-  const answer = await callApi(form, "POST", `/connections/${form.dataset.connection}/empty`);
-  if (!answer.ok) return panel.finish("failed", `Nothing was dropped: ${messageOf(answer.data, answer.status)}`);
-  const lines = (answer.data.nodes || []).map((n) => n.ok ? [`${n.node}: dropped ${n.result.dropped}`, "ok"]
-                                                          : [`${n.node}: ${n.error || "did not answer"}`, "failed"]);
-  const failed = (answer.data.nodes || []).some((n) => !n.ok);
-  panel.finish(failed ? "failed" : "done", `Dropped ${answer.data.dropped} FlowFile(s).`, lines);
+  let done;
+  try {
+    done = await follower.run(undefined, (request) => panel.show(
+      `Dropping: ${request.percentCompleted}%${request.dropped ? `, ${request.dropped} so far` : ""}`,
+      request.percentCompleted, 100, dropLines(request)));
+  } catch (error) {
+    return panel.finish("failed", `Nothing was dropped: ${describe(error).join(" — ")}`);
+  }
+  panel.finish(done.partial ? "failed" : "done", `Dropped ${done.droppedCount ?? 0} FlowFile(s).` +
+    (done.partial ? " Some nodes did not answer: their FlowFiles are still queued." : ""), dropLines(done));
 }
 
 const WORK = { deploy, import: importDefinition, empty: emptyQueue };

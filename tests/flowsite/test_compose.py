@@ -117,8 +117,9 @@ PROGRAMS = {"python": manage_py_command, "daphne": daphne_command, "celery": cel
 
 def test_the_platform_services_are_all_there():
     assert "version" not in COMPOSE
-    assert set(SERVICES) == {"postgres", "redis", "migrate", "web", "jobs", *NODES, "spark-master", "spark-worker"}
-    assert PROJECT_SERVICES == sorted(["migrate", "web", "jobs", *NODES, *SPARK_SERVICES])
+    assert set(SERVICES) == {"postgres", "redis", "migrate", "web", "jobs", "analytics", *NODES, "spark-master",
+                             "spark-worker"}
+    assert PROJECT_SERVICES == sorted(["migrate", "web", "jobs", "analytics", *NODES, *SPARK_SERVICES])
 
 
 @pytest.mark.parametrize("name", PROJECT_SERVICES)
@@ -228,11 +229,29 @@ def test_each_node_has_its_own_volume_at_its_data_directory_and_shares_the_tenan
     assert SERVICES["node-1"]["stop_grace_period"], "a node needs time to checkpoint"
 
 
-def test_the_analytics_volume_is_shared_by_the_nodes_the_jobs_and_spark_at_one_path():
-    path = SERVICES["jobs"]["environment"]["FLOWSITE_ANALYTICS_DIR"]
-    for name in [*NODES, "jobs", "spark-worker"]:
+def test_the_analytics_volume_is_shared_by_the_nodes_the_analytics_worker_and_spark_at_one_path():
+    path = SERVICES["analytics"]["environment"]["FLOWSITE_ANALYTICS_DIR"]
+    for name in [*NODES, "analytics", "spark-worker"]:
         assert f"analytics:{path}" in SERVICES[name]["volumes"], name
-    assert "volumes" not in SERVICES["web"], "the web tier never reads a node's files"
+    for name in ("web", "jobs"):
+        assert "volumes" not in SERVICES[name], f"{name} never reads a node's files"
+
+
+def _queues(name: str) -> set[str]:
+    command = SERVICES[name]["command"]
+    return set(command[command.index("--queues") + 1].split(","))
+
+
+def test_quick_requests_and_spark_analytics_have_workers_of_their_own():
+    """Every task is routed to a queue one worker serves, and analytics is served apart."""
+    from flowsite import celery_app
+
+    assert _queues("jobs") == {settings.CELERY_TASK_DEFAULT_QUEUE} and _queues("analytics") == {"analytics"}
+    celery_app.loader.import_default_modules()
+    routed = {route["queue"] for route in settings.CELERY_TASK_ROUTES.values()}
+    assert routed | {settings.CELERY_TASK_DEFAULT_QUEUE} == _queues("jobs") | _queues("analytics")
+    assert celery_app.amqp.router.route({}, "provenance.run_analytics")["queue"].name == "analytics"
+    assert celery_app.amqp.router.route({}, "provenance.run_request")["queue"].name == "provenance"
 
 
 def test_dependencies_use_the_long_form_and_conditions_their_targets_support():
@@ -245,7 +264,7 @@ def test_dependencies_use_the_long_form_and_conditions_their_targets_support():
                 assert "healthcheck" in SERVICES[target], f"{name} waits for {target} to be healthy: it has no check"
             if condition in ONE_SHOT_CONDITIONS:
                 assert SERVICES[target]["restart"] == "no", f"{target} must run once"
-    for name in ("web", "jobs"):
+    for name in ("web", "jobs", "analytics"):
         assert SERVICES[name]["depends_on"]["migrate"]["condition"] == "service_completed_successfully"
 
 

@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import pytest
+import redis
 
+from engine.cluster.bus import CommandBus
+from engine.cluster.keys import ClusterKeys
+from flowsite.cluster.redis import command_signer
 from tests.workers.cluster import Cluster
 
 
@@ -29,3 +33,11 @@ def dirs(tmp_path):
     for path in paths.values():
         path.mkdir()
     return paths
+
+
+@pytest.fixture
+def bus(redis_server):
+    """A command bus to the nodes of cluster ``test`` (the default name) on the test's redis-server."""
+    client = redis.Redis(host="127.0.0.1", port=redis_server.port)
+    yield CommandBus(client, ClusterKeys("test"), command_signer())
+    client.close()

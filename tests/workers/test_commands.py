@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import pytest
-import redis
 
-from engine.cluster.bus import CommandBus
 from engine.cluster.keys import ClusterKeys
 from engine.testing.flows import connection, flow, group, processor
-from flowsite.cluster.redis import command_signer
 from tests.cluster_nodes import InProcessNode
 from tests.processes import wait_until
 
@@ -24,13 +21,6 @@ def _document() -> dict:
                             processor("broken", "PutFile", {}, auto_terminate=["success", "failure"],
                                       state="ENABLED")],
                 connections=[connection("c", "gen", "put")], groups=[inner])
-
-
-@pytest.fixture
-def bus(redis_server):
-    client = redis.Redis(host="127.0.0.1", port=redis_server.port)
-    yield CommandBus(client, KEYS, command_signer())
-    client.close()
 
 
 @pytest.fixture
@@ -95,7 +85,7 @@ def test_empty_a_queue_drops_what_waits(bus, node):
     wait_until(lambda: node.node.controller.processor("gen").run_status() == "Stopped", what="gen stopped")
     waiting = len(queue)
     reply = _ask(bus, "queue.empty", id="c", requester="ann")
-    assert reply.ok and reply.result == {"id": "c", "dropped": waiting}
+    assert reply.ok and reply.result == {"id": "c", "dropped": waiting, "dropped_bytes": 10 * waiting}
     assert len(queue) == 0
     reply = _ask(bus, "queue.empty", id="nope")
     assert not reply.ok and "no connection has identifier 'nope'" in reply.error

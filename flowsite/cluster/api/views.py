@@ -204,13 +204,15 @@ class ProcessorTerminate(ClusterEndpoint):
 
 
 class ConnectionEmpty(ClusterEndpoint):
-    """Drop every FlowFile queued in a connection on every connected node."""
+    """Drop every FlowFile queued in a connection on every connected node, at once (needs *modify
+    the data* of the connection, as NiFi's drop requests: ``/flowfile-queues/{id}/drop-requests``
+    is the same as a request resource)."""
 
     serializer_class = DropOutcomeSerializer
 
     @extend_schema(request=None, responses=DropOutcomeSerializer)
     def post(self, request, pk):
-        connection = component_or_404(request, Connection, pk, policies.OPERATE)
+        connection = component_or_404(request, Connection, pk, policies.MODIFY_DATA)
         outcome = commands.on_nodes("queue.empty", {"id": str(connection.pk),
                                                      "requester": request.user.get_username()})
         outcome["dropped"] = sum(node["result"]["dropped"] for node in outcome["nodes"] if node["ok"])

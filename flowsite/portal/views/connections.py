@@ -64,10 +64,11 @@ def detail(request, pk):
                                   policies.MODIFY if request.method == "POST" else policies.VIEW)
     group = connection.parent
     representation = ConnectionSerializer(connection, context={"request": request, "group": group}).data
-    can_modify = access(request, connection).can(connection, policies.MODIFY)
-    can_operate = access(request, connection).can(connection, policies.OPERATE)
+    allowed = access(request, connection)
+    can_modify = allowed.can(connection, policies.MODIFY)
     extra = {"connection": connection, "version": connection.version, "can_modify": can_modify,
-             "can_operate": can_operate,
+             "can_view_data": allowed.can(connection, policies.VIEW_DATA),
+             "can_empty": allowed.can(connection, policies.MODIFY_DATA),
              "editable": can_modify, "destination_label": endpoint_label(connection.destination, group)}
     if request.method != "POST":
         return _render(request, group, ConnectionForm(connection.source, representation), 200, **extra)

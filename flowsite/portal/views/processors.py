@@ -71,10 +71,12 @@ def detail(request, pk):
         processor.refresh_from_db()
         form = ProcessorForm(representation, processor_type, request.POST, outcome.errors)
         refusal, status = outcome.message, 409 if outcome.message else 400
-    can_modify = access(request, processor).can(processor, policies.MODIFY)
+    allowed = access(request, processor)
+    can_modify = allowed.can(processor, policies.MODIFY)
     context = {
         "processor": processor, "group": group, "breadcrumb": breadcrumb(request, group), "form": form,
         "type": processor_type, "refusal": refusal, "can_modify": can_modify,
+        "can_query_provenance": allowed.has_global(policies.QUERY_PROVENANCE),
         "editable": can_modify and processor.scheduled_state != "RUNNING",
         "version": request.POST.get("version", processor.version) if request.method == "POST" else processor.version,
     }

@@ -17,7 +17,7 @@ from rest_framework import exceptions
 from engine.spark.provenance_sql import QUESTIONS, VIEW
 from flowsite.cluster import redis as cluster_redis
 from flowsite.portal.tenancy import current_tenant
-from flowsite.provenance import analytics
+from flowsite.provenance import analytics, store
 from flowsite.provenance.api.views import AnalyticsList, AnalyticsThrottle
 from flowsite.tenancy.models import is_platform_operator
 
@@ -100,8 +100,7 @@ def detail(request, request_id):
 def delete(request, request_id):
     """Forget one of the user's requests (a job still running stops)."""
     try:
-        _owned(request, request_id)
-        analytics.delete(request_id)
+        store.delete(_owned(request, request_id))
     except redis.RedisError:
         messages.error(request, f"{cluster_redis.unreachable_message()}: the request was not deleted.")
         return redirect("portal:analytics")

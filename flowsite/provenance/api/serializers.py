@@ -73,8 +73,9 @@ class MissingNodeSerializer(serializers.Serializer):
 
 
 class NodesSerializer(serializers.Serializer):
-    asked = serializers.ListField(child=serializers.CharField(), help_text="The nodes connected when the job began.")
-    answered = serializers.ListField(child=serializers.CharField(), help_text="Those whose provenance was queried.")
+    asked = serializers.ListField(child=serializers.CharField(),
+                                  help_text="The nodes asked (those connected when the job began, or the one named).")
+    answered = serializers.ListField(child=serializers.CharField(), help_text="Those that answered.")
     missing = MissingNodeSerializer(many=True, help_text="Those left out, and why: the result is partial.")
 
 

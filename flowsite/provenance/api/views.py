@@ -13,7 +13,7 @@ from rest_framework.throttling import ScopedRateThrottle
 
 from engine.spark.provenance_sql import QUESTIONS
 from flowsite.cluster.api.views import ClusterEndpoint
-from flowsite.provenance import analytics
+from flowsite.provenance import analytics, store
 from flowsite.provenance.api.serializers import (AnalyticsAnswerSerializer, AnalyticsRequestSerializer,
                                                  QuestionsSerializer)
 from flowsite.tenancy.models import is_platform_operator
@@ -33,6 +33,8 @@ class AnalyticsList(ClusterEndpoint):
     serializer_class = AnalyticsRequestSerializer
     throttle_classes = [AnalyticsThrottle]
     throttle_scope = "analytics"
+    #: Asking a question only reads: read-only API tokens may.
+    read_in_effect = True
     #: 404: the request names a tenant that does not exist or that the user does not belong to.
     extra_error_statuses = (404, 503)
 
@@ -65,12 +67,12 @@ class AnalyticsDetail(ClusterEndpoint):
     it (a job still running stops)."""
 
     serializer_class = AnalyticsAnswerSerializer
+    read_in_effect = True
 
     def get(self, request, request_id):
         return Response(analytics.public(analytics.owned(request_id, request.user), request.user))
 
     @extend_schema(responses={204: None})
     def delete(self, request, request_id):
-        analytics.owned(request_id, request.user)
-        analytics.delete(request_id)
+        store.delete(analytics.owned(request_id, request.user))
         return Response(status=status.HTTP_204_NO_CONTENT)

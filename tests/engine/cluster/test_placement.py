@@ -87,7 +87,8 @@ def test_each_node_runs_only_the_tenants_placed_on_it_and_keeps_the_whole_flow(r
 
     handlers = {}
     NodeCommands(lambda: pinned.controller, "pinned", node=pinned).register(_Handlers(handlers))
-    for kind in ("processor.stop", "processor.terminate", "queue.empty"):
+    for kind in ("processor.stop", "processor.terminate", "queue.empty", "queue.list", "queue.flowfile",
+                 "queue.content"):
         assert handlers[kind](Command("c1", kind, {"id": "shop-gen"})) == {"id": "shop-gen", "here": False}
     with pytest.raises(Exception, match="no processor has identifier 'nowhere'"):
         handlers["processor.stop"](Command("c2", "processor.stop", {"id": "nowhere"}))
@@ -123,5 +124,5 @@ class _Handlers:
     def __init__(self, handlers: dict) -> None:
         self.handlers = handlers
 
-    def register(self, kind: str, handler) -> None:
+    def register(self, kind: str, handler, *, concurrent: bool = False) -> None:
         self.handlers[kind] = handler

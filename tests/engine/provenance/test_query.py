@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,7 @@ def all_pages(repo: ProvenanceRepository, query: ProvenanceQuery):
     seen = []
     cursor = None
     while True:
-        result = repo.query(ProvenanceQuery(**{**query.__dict__, "before_event_id": cursor}))
+        result = repo.query(replace(query, before_event_id=cursor))
         seen.extend(result.events)
         if result.next_cursor is None:
             return seen
@@ -97,7 +98,7 @@ def test_query_forms_newest_first(loaded, case: str) -> None:
 def test_paging_covers_every_result_once(loaded, case: str) -> None:
     repo, events = loaded
     query, predicate = CASES[case]
-    query = ProvenanceQuery(**{**query.__dict__, "limit": 7})
+    query = replace(query, limit=7)
     assert all_pages(repo, query) == expect(events, predicate)
 
 
@@ -147,16 +148,15 @@ def test_hundred_thousand_events_over_several_shards(tmp_path: Path) -> None:
 @pytest.fixture
 def colliding_keys(monkeypatch):
     """Every text gets one of two index keys, so lookups find many events that do not match."""
-    from engine.provenance import codec, query
+    from engine.provenance import codec
 
     def index_key(domain: bytes, text: str) -> int:
         return len(text) % 2
 
-    caches = (codec._component_key, codec._component_field, codec._term)
+    caches = (codec.component_key, codec._component_field, codec._term)
     for cache in caches:
         cache.cache_clear()
     monkeypatch.setattr(codec, "index_key", index_key)
-    monkeypatch.setattr(query, "index_key", index_key)
     yield
     for cache in caches:
         cache.cache_clear()
@@ -169,4 +169,4 @@ def test_index_key_collisions_are_filtered_out(tmp_path: Path, colliding_keys, c
         events = populate(repo, 120, roll_every=40)
         repo.rollover()
         query, predicate = CASES[case]
-        assert all_pages(repo, ProvenanceQuery(**{**query.__dict__, "limit": 5})) == expect(events, predicate)
+        assert all_pages(repo, replace(query, limit=5)) == expect(events, predicate)

@@ -239,3 +239,24 @@ def make_controller(tmp_path, registry):
                 release.set()
         controller.shutdown(timeout=2)
         controller.storage.close()
+
+
+@pytest.fixture
+def node(tmp_path):
+    """A node running ``inspected.text_flow`` for two seconds (see ``tests.engine.runtime.inspected``)."""
+    from tests.engine.runtime.inspected import Node, text_flow
+
+    running = Node(tmp_path / "text-node", text_flow())
+    running.run(2)
+    yield running
+    running.close()
+
+
+@pytest.fixture
+def drained_node(tmp_path):
+    """A node whose FlowFiles all left (``inspected.drained``): their content can be archived."""
+    from tests.engine.runtime.inspected import drained
+
+    running = drained(tmp_path / "drained-node")
+    yield running
+    running.close()

@@ -65,7 +65,7 @@ def test_drop_queue_empties_memory_and_swap_files_with_drop_events(make_controll
     seed(controller, "q", 130)
     size = controller.queue("q").size()
     assert size.count == 130 and size.swap_files >= 4
-    assert controller.drop_queue("q", requester="alice") == 130
+    assert controller.drop_queue("q", requester="alice") == (130, size.bytes)
     assert controller.queue("q").size().total_count == 0
     drops = events(controller, event_type=E.DROP)
     assert len(drops) == 130 and {d.details for d in drops} == {"FlowFile Queue emptied by alice"}
@@ -240,7 +240,7 @@ def test_drop_queue_with_a_damaged_and_a_missing_swap_file_empties_it_and_report
     cut, gone = (controller.storage.flowfiles.swap.path(s.location) for s in queue.swapped_files()[:2])
     cut.write_bytes(cut.read_bytes()[:-3])
     gone.unlink()
-    assert controller.drop_queue("q", requester="alice") == 130
+    assert controller.drop_queue("q", requester="alice") == (130, sum(len(b"%d" % n) for n in range(130)))
     size = queue.size()
     assert (size.total_count, size.total_bytes, size.swap_files) == (0, 0, 0)
     assert len(events(controller, event_type=E.DROP)) == 130 - 40, "the unreadable FlowFiles have no event"

@@ -108,7 +108,7 @@ def test_an_operator_can_empty_the_damaged_queue(tmp_path):
                                                        "Replacement Value": "y"}) as runner:
         _damage_three(runner)
         _run_until_input_is_empty(runner)
-        assert runner.controller.drop_queue(DAMAGED_QUEUE_ID) == 3
+        assert runner.controller.drop_queue(DAMAGED_QUEUE_ID).count == 3
         assert runner.controller.list_queue(DAMAGED_QUEUE_ID) == []
         assert runner.storage.verify().ok
 

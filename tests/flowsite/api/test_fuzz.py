@@ -21,6 +21,7 @@ from django.db import close_old_connections
 from hypothesis import HealthCheck, settings
 
 from engine.components import default_registry
+from flowsite import celery_app
 from flowsite.api.models import ApiToken
 from flowsite.flows.definition import Identity, export_group
 from flowsite.flows.models import Component, ControllerService, FlowVersion, Label, ParameterContext
@@ -40,7 +41,7 @@ _TARGETS = {
     "process-groups": ("root", "root", "child"), "processors": ("gen", "log", "spare", "put"), "connections": ("conn",),
     "funnels": ("funnel",), "input-ports": ("in_port",), "output-ports": ("out_port",), "tenants": ("tenant",),
     "tokens": ("token",), "platform": ("tenant",), "controller-services": ("service",),
-    "parameter-contexts": ("context",), "labels": ("label",),
+    "parameter-contexts": ("context",), "labels": ("label",), "flowfile-queues": ("conn",),
 }
 _CONNECTABLE = ("gen", "log", "spare", "put", "funnel", "in_port", "out_port")
 _PROCESSOR_TYPES = tuple(sorted(t.type_name for t in default_registry().processors()))
@@ -110,8 +111,10 @@ class FuzzTarget:
 def target(tenant_a, redis_server, settings):
     """The flow to fuzz; database connections stay open across requests, as in Django's test
     client (the test's transaction lives on the connection). The cluster's Redis is a private
-    redis-server (with no node in it), so the cluster endpoints answer rather than 503."""
+    redis-server (with no node in it), so the cluster endpoints answer rather than 503; the jobs
+    of request resources run in the test process."""
     settings.REDIS_URL = f"redis://127.0.0.1:{redis_server.port}/0"
+    celery_app.conf.task_always_eager = True
     # schemathesis sends invalid credentials again and again to see them refused (401); the
     # lockout that would follow (429) is tested in tests/flowsite/test_hardening.py
     settings.AXES_FAILURE_LIMIT = 1_000_000
@@ -120,6 +123,7 @@ def target(tenant_a, redis_server, settings):
     try:
         yield FuzzTarget(tenant_a)
     finally:
+        celery_app.conf.task_always_eager = False
         request_started.connect(close_old_connections)
         request_finished.connect(close_old_connections)
 

@@ -14,6 +14,7 @@ from django.contrib.auth.models import Permission
 from engine.cluster.cluster_flow import read_flow
 from engine.cluster.keys import ClusterKeys
 from engine.flow.sealed import open_flow
+from engine.node import NodeConfig
 from flowsite.cluster.status import forget_answers
 from flowsite.flows.models import Connection, Processor
 from flowsite.flows.secrets import master_key
@@ -33,10 +34,12 @@ class Cluster:
         self.client = redis.Redis(host="127.0.0.1", port=server.port)
         self.nodes: list[InProcessNode] = []
 
-    def node(self, node_id: str, document: dict | None = None, *, register: bool = True) -> InProcessNode:
-        """A real node running ``document`` and answering its commands; with ``register``, known to
-        the cluster as CONNECTED (as its agent would make it)."""
-        node = InProcessNode(node_id, self.tmp_path / node_id, self.server.port, self.keys).start(document)
+    def node(self, node_id: str, document: dict | None = None, *, register: bool = True,
+             config: NodeConfig | None = None) -> InProcessNode:
+        """A real node (with settings ``config``) running ``document`` and answering its commands;
+        with ``register``, known to the cluster as CONNECTED (as its agent would make it)."""
+        node = InProcessNode(node_id, self.tmp_path / node_id, self.server.port, self.keys,
+                             config=config).start(document)
         self.nodes.append(node)
         if register:
             node.register()

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 
+from flowsite import celery_app
 from tests.flowsite.browser import chromium_page, log_in
 from tests.flowsite.cluster.conftest import small_flow
 
@@ -26,9 +27,17 @@ def still_marked(page: Page) -> bool:
     return page.evaluate("window.__notReloaded === true")
 
 
+@pytest.fixture
+def jobs_in_process():
+    """The drop request's job runs in the web process as it is asked (no Celery worker here)."""
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = False
+
+
 @pytest.mark.browser
 def test_deploy_import_and_queue_drop_show_progress_without_a_reload(live_server, transactional_db, start_nodes,
-                                                                      tenant_a, admin_a):
+                                                                      tenant_a, admin_a, jobs_in_process):
     flow = small_flow(tenant_a)
     start_nodes(n1="", n2="")
     with chromium_page() as page:

@@ -9,7 +9,7 @@ from django.contrib.auth.models import Permission
 from playwright.sync_api import expect
 
 from engine.spark.provenance_query import jobs_runtime, run_query
-from flowsite.provenance.jobs import spark_settings
+from flowsite.provenance.jobs.analytics import spark_settings
 from flowsite.tenancy.models import OPERATE_PLATFORM
 from tests.flowsite.browser import chromium_page, log_in
 from tests.flowsite.provenance.conftest import events_of
@@ -30,6 +30,7 @@ def test_ask_a_question_and_run_sql_in_the_browser(live_server, transactional_db
         page.goto(f"{live_server.url}/login/")
         log_in(page, "alice", "Acme")
         page.get_by_role("link", name="Provenance", exact=True).click()
+        page.get_by_role("link", name="Provenance analytics").click()
         expect(page.locator("h1")).to_have_text("Provenance analytics")
 
         drops = page.locator("#question-drops")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 import re
 
-from flowsite.provenance import analytics
+from flowsite.provenance import analytics, store
 from tests.flowsite.portal.conftest import logged_in
 from tests.flowsite.provenance.conftest import events_of, operator
 
@@ -60,7 +60,7 @@ def test_what_is_refused_is_said_on_the_page(analytics_settings, admin_a):
 def test_a_running_request_s_page_refreshes_itself(analytics_settings, admin_a):
     record = analytics.prepare(admin_a, analytics.Scope(frozenset(), False), question="throughput")
     record.update(state="exporting", percent=35)
-    analytics.keep(record)  # as the jobs process leaves it while the nodes export
+    store.keep(record)  # as the jobs process leaves it while the nodes export
     page = logged_in(admin_a).get(f"{PAGE}{record['id']}/")
     assert page.status_code == 200
     assert '<meta http-equiv="refresh" content="2">' in page.content.decode()

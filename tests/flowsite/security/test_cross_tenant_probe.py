@@ -33,7 +33,7 @@ from flowsite.flows.models import (
     ProcessGroup,
     Processor,
 )
-from flowsite.provenance import analytics
+from flowsite.provenance import analytics, store
 from tests.flowsite.cluster.conftest import cluster, small_flow  # noqa: F401 (the cluster fixture)
 from tests.flowsite.conftest import token_client
 
@@ -42,7 +42,13 @@ METHODS = ("get", "put", "patch", "post", "delete")
 _KIND_OF_PREFIX = {"process-groups": "group", "processors": "processor", "connections": "connection",
                    "funnels": "funnel", "input-ports": "input-port", "output-ports": "output-port",
                    "tenants": "tenant", "tokens": "token", "platform": "tenant",
-                   "controller-services": "service", "parameter-contexts": "context", "labels": "label"}
+                   "controller-services": "service", "parameter-contexts": "context", "labels": "label",
+                   "flowfile-queues": "connection"}
+#: The kind of request resource a path's ``{request_id}`` names, by what the path begins with.
+_REQUEST_OF_PATH = {"/api/v1/provenance-analytics/": "analytics", "/api/v1/provenance/lineage/": "lineage",
+                    "/api/v1/provenance/": "query", "/api/v1/provenance-exports/": "export",
+                    "/api/v1/flowfile-queues/{id}/listing-requests/": "listing",
+                    "/api/v1/flowfile-queues/{id}/drop-requests/": "drop"}
 #: The kind of object a portal route's ``<pk>`` names, by the route's first segment.
 _KIND_OF_PAGE = {"groups": "group", "processors": "processor", "connections": "connection", "funnels": "funnel",
                  "ports": "input-port", "tokens": "token", "services": "service", "parameter-contexts": "context",
@@ -94,11 +100,16 @@ class TenantB:
                     "funnel": [funnel.pk], "input-port": [inport.pk], "output-port": [outport.pk],
                     "tenant": [tenant.pk], "token": [token.pk], "service": [service.pk], "context": [context.pk],
                     "label": [label.pk]}
-        self.deploy_id = self.request_id = ""
+        self.deploy_id = ""
+        self.requests: dict[str, str] = {}
         if cluster_ready:
-            request = analytics.prepare(bob, analytics.scope_for(_Request(bob)), question="drops")
-            analytics.keep(request)  # an analytics request of B's (its job never runs here)
-            self.request_id = request["id"]
+            # A request of B's of every kind (their jobs never run here).
+            kept = [analytics.prepare(bob, analytics.scope_for(_Request(bob)), question="drops")]
+            kept += [store.new(kind, bob, connection=str(flow["conn"].pk), state="done", result=None)
+                     for kind in ("query", "lineage", "export", "listing", "drop")]
+            for record in kept:
+                store.keep(record)
+                self.requests[record["kind"]] = record["id"]
             answer = api.post("/api/v1/cluster/deployments", {}, format="json")
             assert answer.status_code == 202, answer.json()
             self.deploy_id = answer.json()["deploy_id"]
@@ -117,7 +128,7 @@ class TenantB:
                 "services": sorted(ControllerService.objects.filter(tenant=tenant).values_list("pk", "scheduled_state")),
                 "contexts": sorted(ParameterContext.objects.filter(tenant=tenant).values_list("pk", "name", "version")),
                 "queues": sorted(Connection.objects.filter(tenant=tenant).values_list("pk", "version")),
-                "analytics": analytics.load(self.request_id) if self.request_id else None}
+                "requests": {kind: store.load(request_id) for kind, request_id in self.requests.items()}}
 
 
 def _masked(response, masks: list[str]) -> tuple[int, str, str]:
@@ -144,11 +155,21 @@ def _api_probes(schema: dict, b: TenantB) -> list[Probe]:
                 probes.append(Probe(method, path.replace("{deploy_id}", b.deploy_id),
                                     path.replace("{deploy_id}", fake), [b.deploy_id, fake], body))
                 continue
-            if path.startswith("/api/v1/provenance-analytics/"):
-                fake = uuid.uuid4().hex
-                probes.append(Probe(method, path.replace("{request_id}", b.request_id),
-                                    path.replace("{request_id}", fake), [b.request_id, fake], body))
+            if "{event_id}" in path:  # an event of B's, on the node, answered as a random one
+                theirs, fake = "n1:7", f"n1:{uuid.uuid4().int % 10**9 + 10}"
+                probes.append(Probe(method, path.replace("{event_id}", theirs), path.replace("{event_id}", fake),
+                                    [theirs, fake], body))
                 continue
+            if "{request_id}" in path:
+                kind = next(kind for start, kind in _REQUEST_OF_PATH.items() if path.startswith(start))
+                theirs, fake = b.requests[kind], str(uuid.uuid4())
+                connection = str(b.ids["connection"][0])
+                probes.append(Probe(method, path.replace("{request_id}", theirs).replace("{id}", connection),
+                                    path.replace("{request_id}", fake).replace("{id}", connection),
+                                    [theirs, fake, connection], body))
+                continue
+            if "{uuid}" in path:  # a FlowFile in a queue of B's
+                path = path.replace("{uuid}", str(uuid.uuid4()))
             for theirs in b.ids[_KIND_OF_PREFIX[prefix]]:
                 fake = uuid.uuid4()
                 masks = [str(theirs), str(fake), theirs.hex, fake.hex]
@@ -167,6 +188,12 @@ def _query_and_body_probes(b: TenantB, a_root) -> list[Probe]:
                         {"tenant": str(tenant)}))
     probes.append(Probe("post", "/api/v1/provenance-analytics", "/api/v1/provenance-analytics", masks,
                         {"question": "drops", "tenant": str(tenant)}, {"question": "drops", "tenant": str(fake)}))
+    event, fake_event = "n1:7", f"n1:{uuid.uuid4().int % 10**9 + 10}"
+    probes.append(Probe("post", "/api/v1/provenance-events/replays", "/api/v1/provenance-events/replays",
+                        [event, fake_event], {"eventId": event}, {"eventId": fake_event}))
+    lineage = {"lineage": {"request": {"lineageRequestType": "PARENTS", "eventId": event}}}
+    probes.append(Probe("post", "/api/v1/provenance/lineage", "/api/v1/provenance/lineage", [event, fake_event],
+                        lineage, {"lineage": {"request": {"lineageRequestType": "PARENTS", "eventId": fake_event}}}))
     gen, fake_gen = b.ids["processor"][0], uuid.uuid4()
     probes.append(Probe("post", f"/api/v1/process-groups/{a_root.pk}/connections",
                         f"/api/v1/process-groups/{a_root.pk}/connections", [str(gen), str(fake_gen)],
@@ -182,9 +209,11 @@ def _send(client, method: str, path: str, body) -> Any:
 
 
 @pytest.fixture
-def probe_world(cluster, tenant_a, tenant_b, admin_a):
+def probe_world(cluster, tenant_a, tenant_b, admin_a, settings):
     """Tenant B's objects, B's flow deployed after A's, and a node whose heartbeat names the
-    cluster's flow (both tenants' versions, B's deployment) and node-wide figures."""
+    cluster's flow (both tenants' versions, B's deployment) and node-wide figures (no process
+    answers for it: what is asked of it times out, soon)."""
+    settings.FLOWSITE_NODE_REQUEST_TIMEOUT = 0.2
     small_flow(tenant_a)
     assert token_client(admin_a).post("/api/v1/cluster/deployments", {}, format="json").status_code == 202
     b = TenantB(tenant_b, cluster_ready=True)
@@ -243,7 +272,9 @@ def test_every_api_operation_answers_bs_ids_as_it_answers_random_ones(probe_worl
     probes = _api_probes(schema.json(), b) + _query_and_body_probes(b, tenant_a.root)
     covered = {p.theirs.split("?")[0] for p in probes}
     assert any("/cluster/deployments/" in path for path in covered) and len(probes) > 40
-    assert any("/provenance-analytics/" in path for path in covered)
+    for route in ("/provenance-analytics/", "/provenance/lineage/", "/provenance-exports/", "/provenance-events/",
+                  "/listing-requests/", "/drop-requests/", "/flowfiles/"):
+        assert any(route in path for path in covered), route
     differences = []
     for probe in probes:
         theirs = _masked(_send(api_a, probe.method, probe.theirs, probe.body), probe.masks)
@@ -274,7 +305,7 @@ def test_every_portal_page_answers_bs_ids_as_it_answers_random_ones(probe_world,
     assert "provenance/analytics/<str:request_id>/" in routes
     for route in routes:
         if "<str:request_id>" in route:
-            kind, candidates, placeholder = "analytics request", [b.request_id], "<str:request_id>"
+            kind, candidates, placeholder = "analytics request", [b.requests["analytics"]], "<str:request_id>"
         else:
             kind, placeholder = _KIND_OF_PAGE[route.split("/")[0]], "<uuid:pk>"
             candidates = b.ids[kind] + (b.ids["output-port"] if kind == "input-port" else [])

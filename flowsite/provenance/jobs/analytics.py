@@ -29,14 +29,15 @@ from typing import Any
 import redis
 from django.conf import settings
 
-from engine.cluster.records import ClusterView
 from engine.provenance.export import node_export_directory
 from engine.spark.provenance_query import QueryInterrupted, jobs_runtime, run_query
 from engine.spark.provenance_sql import UnsafeQueryError, check_read_only
 from engine.spark.runtime import SparkQueryError, SparkUnavailableError
 from engine.spark.settings import SparkSettings
 from flowsite.cluster import redis as cluster_redis
-from flowsite.provenance import analytics
+from flowsite.cluster.nodes import connected
+from flowsite.provenance import store
+from flowsite.provenance.jobs.common import Gone, finish, step
 
 __all__ = ["run", "spark_settings"]
 
@@ -47,30 +48,26 @@ _POLL = 0.5
 _ANSWER_TIMEOUT = 5.0
 
 
-class _Gone(Exception):
-    """The request was deleted (or expired) while its job ran."""
-
-
 def run(request_id: str) -> None:
     """Run the job of analytics request ``request_id`` (see the module docstring)."""
-    record = analytics.load(request_id)
+    record = store.load(request_id)
     if record is None or record["state"] in ("done", "failed"):
         return
     started = time.monotonic()
     try:
-        _step(record, state="exporting", percent=5, started_at=analytics.now_iso())
+        step(record, state="exporting", percent=5, started_at=store.iso())
         files = _export(record)
-        _step(record, state="querying", percent=70)
+        step(record, state="querying", percent=70)
         result = run_query(
             jobs_runtime(spark_settings()), files, check_read_only(record["sql"]),
             components=None if record["components"] is None else frozenset(record["components"]),
             max_rows=settings.FLOWSITE_ANALYTICS_MAX_ROWS, timeout=settings.FLOWSITE_ANALYTICS_QUERY_TIMEOUT,
-            cancelled=lambda: not analytics.exists(request_id))
+            cancelled=lambda: not store.exists(request_id))
         _finish(record, started, "done", result=result.as_dict())
-    except _Gone:
+    except Gone:
         log.info("analytics request %s was deleted; its job stopped", request_id)
     except QueryInterrupted as error:
-        if analytics.exists(request_id):
+        if store.exists(request_id):
             _finish(record, started, "failed", error=f"the query was stopped: {error}")
     except UnsafeQueryError as error:
         _finish(record, started, "failed", error=f"the SQL was refused: {error}")
@@ -90,21 +87,15 @@ def spark_settings() -> SparkSettings:
     return SparkSettings.from_mapping({**settings.FLOWSITE_ANALYTICS_SPARK, "master": settings.SPARK_MASTER})
 
 
-def _step(record: dict[str, Any], **changes: Any) -> None:
-    if not analytics.update(record, **changes):
-        raise _Gone()
-
-
 def _finish(record: dict[str, Any], started: float, state: str, **changes: Any) -> None:
-    analytics.update(record, final=True, state=state, percent=100, finished_at=analytics.now_iso(),
-                     duration_seconds=round(time.monotonic() - started, 3), **changes)
+    finish(record, state, duration_seconds=round(time.monotonic() - started, 3), **changes)
 
 
 def _export(record: dict[str, Any]) -> list[str]:
     """Have every connected node export; the Parquet files of those that did (see step 1). Each
     node is asked on a thread of its own, so a node that does not answer delays no other."""
-    nodes = sorted(ClusterView(cluster_redis.client(), cluster_redis.keys()).connected())
-    _step(record, nodes={"asked": nodes, "answered": [], "missing": []})
+    nodes = connected()
+    step(record, nodes={"asked": nodes, "answered": [], "missing": []})
     if not nodes:
         record["warnings"].append("no node is connected to the cluster: there is no provenance to query")
         return []
@@ -116,7 +107,7 @@ def _export(record: dict[str, Any]) -> list[str]:
         try:
             while not all(future.done() for future in futures.values()):
                 time.sleep(_POLL)
-                _step(record, percent=5 + int(60 * sum(percents.values()) / (100 * len(nodes))))
+                step(record, percent=5 + int(60 * sum(percents.values()) / (100 * len(nodes))))
         except BaseException:
             stop.set()
             raise
@@ -135,7 +126,7 @@ def _export(record: dict[str, Any]) -> list[str]:
         files += found
         _note_damage(record, node, report)
     missed = {entry["node"] for entry in missing}
-    _step(record, nodes={"asked": nodes, "answered": [node for node in nodes if node not in missed],
+    step(record, nodes={"asked": nodes, "answered": [node for node in nodes if node not in missed],
                          "missing": missing}, partial=bool(missing))
     return files
 
