@@ -84,12 +84,15 @@ class Command:
 
 @dataclass(frozen=True)
 class Reply:
-    """A node's answer to a command; ``error`` says why it failed (``ok`` False)."""
+    """A node's answer to a command; ``error`` says why it failed (``ok`` False), and ``code``,
+    when the handler's exception carried one (its ``code`` attribute), what kind of failure it
+    was, for the requester to act on without reading the words."""
 
     node: str
     ok: bool
     result: Any = None
     error: str = ""
+    code: str = ""
 
     @property
     def timed_out(self) -> bool:
@@ -103,7 +106,15 @@ TIMEOUT = "no answer before the timeout"
 
 
 def _reply_content(data: dict[str, Any]) -> dict[str, Any]:
-    return json.loads(json.dumps({name: data.get(name) for name in ("request", "node", "ok", "result", "error")}))
+    # ``code`` is covered only when a reply has one, so replies of nodes older than it still verify.
+    names = ("request", "node", "ok", "result", "error", *(("code",) if data.get("code") else ()))
+    return json.loads(json.dumps({name: data.get(name) for name in names}))
+
+
+def error_code(error: BaseException) -> str:
+    """The kind of failure ``error`` says it is (its ``code`` attribute), or ""."""
+    code = getattr(error, "code", "")
+    return code if isinstance(code, str) else ""
 
 
 class CommandBus:
@@ -144,7 +155,7 @@ class CommandBus:
                 continue
             if data.get("request") == request_id and data.get("node") in nodes:
                 replies[data["node"]] = Reply(data["node"], bool(data.get("ok")), data.get("result"),
-                                              data.get("error") or "")
+                                              data.get("error") or "", data.get("code") or "")
         self.client.delete(reply_key)
         return {node: replies.get(node, Reply(node, False, None, TIMEOUT)) for node in nodes}
 
@@ -293,6 +304,8 @@ class CommandListener:
             except Exception as error:  # noqa: BLE001 - the requester gets the reason
                 log.warning("node %s: command %s failed: %s", self.node_id, command.kind, error)
                 reply = {"ok": False, "result": None, "error": str(error) or type(error).__name__}
+                if error_code(error):
+                    reply["code"] = error_code(error)
         self._reply(command, reply)
 
     def _refused(self, command: Command | None, reason: str) -> None:

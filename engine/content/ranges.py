@@ -10,7 +10,7 @@ a download in chunks is checked at its last chunk).
 
 from __future__ import annotations
 
-from engine.content.reader import ContentChecksumError, ContentNotFoundError
+from engine.content.reader import FILE_MISSING, ContentChecksumError, ContentNotFoundError
 from engine.content.repository import ContentRepository
 from engine.flowfile import ContentClaim
 
@@ -61,7 +61,7 @@ def read_range(repository: ContentRepository, claim: ContentClaim, offset: int, 
 def _unavailable(repository: ContentRepository, claim: ContentClaim, what: str,
                  error: ContentNotFoundError) -> ContentNotFoundError:
     subject = f"content no longer available: {what} ({describe_claim(claim)})"
-    if error.found == "the file is missing":
+    if error.found == FILE_MISSING:
         live, archived = repository.path(claim.resource_claim), repository.archive_path(claim.resource_claim)
         message = f"{subject} was aged off or deleted: neither {live} nor {archived} exists"
     elif error.found is not None:

@@ -11,17 +11,22 @@ from typing import Callable, Iterator
 from engine.checksums import crc32
 from engine.flowfile import ContentClaim
 
-__all__ = ["ContentChecksumError", "ContentNotFoundError", "ClaimReader", "READ_CHUNK_SIZE", "checksum_error"]
+__all__ = ["FILE_MISSING", "ContentChecksumError", "ContentNotFoundError", "ClaimReader", "READ_CHUNK_SIZE",
+           "checksum_error"]
 
 READ_CHUNK_SIZE = 1 << 20
 """Size of the chunks that iterating over a reader yields."""
+
+
+#: What ``ContentNotFoundError.found`` says when the claim's file exists neither live nor archived.
+FILE_MISSING = "the file is missing"
 
 
 class ContentNotFoundError(Exception):
     """The bytes of a content claim cannot be read whole: the file is gone or cut short.
 
     ``claim``, ``path`` (the file looked at) and ``found`` (what was found instead, in a few
-    words) are set when known.
+    words) are set when known; ``code`` tells the cases apart for those who act on them.
     """
 
     def __init__(self, message: str, *, claim: ContentClaim | None = None, path: str | Path | None = None,
@@ -31,9 +36,16 @@ class ContentNotFoundError(Exception):
         self.path = str(path) if path is not None else None
         self.found = found
 
+    @property
+    def code(self) -> str:
+        """``content_missing`` (the file is gone: aged off or deleted) or ``content_unreadable``."""
+        return "content_missing" if self.found == FILE_MISSING else "content_unreadable"
+
 
 class ContentChecksumError(ContentNotFoundError):
     """The bytes of a content claim are there but are not those written: their CRC32 differs."""
+
+    code = "content_damaged"
 
 
 def checksum_error(claim: ContentClaim, path: str | Path, actual: int) -> ContentChecksumError:

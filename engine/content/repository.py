@@ -30,7 +30,7 @@ from engine.content.claims import ResourceClaimManager
 from engine.content.config import ContentConfig
 from engine.content.handles import ReadHandles
 from engine.content.inventory import ContainerStats, ContentStats, content_stats, live_claims
-from engine.content.reader import ClaimReader, ContentChecksumError, ContentNotFoundError, checksum_error
+from engine.content.reader import FILE_MISSING, ClaimReader, ContentChecksumError, ContentNotFoundError, checksum_error
 from engine.content.writer import AppendableClaim, ContentWriter
 from engine import fileops
 from engine.damage import Damage, DamageLog, Quarantine
@@ -259,7 +259,7 @@ class ContentRepository:
             except FileNotFoundError:
                 raise ContentNotFoundError(
                     f"content of {claim} not found: neither {live} nor {path} exists",
-                    claim=claim, path=live, found="the file is missing",
+                    claim=claim, path=live, found=FILE_MISSING,
                 ) from None
         try:
             size = os.fstat(fd).st_size
@@ -445,7 +445,7 @@ class ContentRepository:
                         live, resource.section, resource.identifier):
                     raise ContentNotFoundError(
                         f"content of {claim} not found: neither {live} nor {self.archive_path(resource)} exists",
-                        claim=claim, path=live, found="the file is missing")
+                        claim=claim, path=live, found=FILE_MISSING)
                 size = live.stat().st_size
                 end = claim.offset + claim.length
                 if size < end:

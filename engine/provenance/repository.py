@@ -20,8 +20,9 @@ is sorted by id and appended to the current shard (or a new one when the current
 ``shard_duration``, has reached ``effective_shard_size``, has an older segment format or a
 damaged index); only after that append is durable are the old journals deleted. A failed
 rollover is retried by the next one, in order, reusing the shard directory it may have
-begun. Events are searchable once rolled over, as in NiFi's rolling design: queries,
-``get_event`` and lineage read shards only, never the journals.
+begun. Events are searchable once rolled over, as in NiFi's rolling design: queries and
+lineage read shards only, never the journals; ``get_events`` also finds an event still waiting
+for rollover (the journal sets keep their frames in memory until then).
 
 Damage never stops the repository from opening: a damaged journal frame, segment block or
 index is recorded in the ``DamageLog`` (and the file kept in the quarantine when it is
@@ -438,14 +439,33 @@ class ProvenanceRepository:
         return events[0] if events else None
 
     def get_events(self, event_ids: Iterable[int]) -> list[ProvenanceEvent]:
-        """The stored events among ``event_ids``, in the order asked; unknown ids are left out."""
+        """The events among ``event_ids``, in the order asked; unknown ids are left out. Unlike
+        searches, this finds events not yet rolled over too (a user opens the event a replay
+        just recorded)."""
         wanted = list(event_ids)
         found: dict[int, ProvenanceEvent] = {}
         for shard in self._shards_newest_first():
             mine = [event_id for event_id in wanted if shard.min_id <= event_id <= shard.max_id]
             if mine:
                 found.update(shard.read_events(mine))
+        pending = [event_id for event_id in wanted if event_id not in found]
+        if pending:
+            found.update(self._journaled_events(pending))
         return [found[event_id] for event_id in wanted if event_id in found]
+
+    def _journaled_events(self, event_ids: list[int]) -> dict[int, ProvenanceEvent]:
+        """The events among ``event_ids`` still in the journal sets waiting for rollover (their
+        frames are kept in memory until then)."""
+        with self._id_lock:
+            sets = [*self._unmerged, *((self._generation,) if self._generation is not None else ())]
+        found: dict[int, ProvenanceEvent] = {}
+        for journal_set in sets:
+            for frame in list(journal_set.frames):
+                for event_id in event_ids:
+                    position = event_id - frame.first_id
+                    if 0 <= position < len(frame.events):
+                        found[event_id] = codec.event_from_wire(codec.decode_wire(frame.events[position]), event_id)
+        return found
 
     def events_mentioning(self, uuid: str) -> list[ProvenanceEvent]:
         """Every stored event naming ``uuid`` as its FlowFile, a parent or a child, oldest first."""

@@ -65,6 +65,8 @@ log = logging.getLogger(__name__)
 class UnknownComponentError(LookupError):
     """No component of the running flow has the identifier asked for."""
 
+    code = "not_found"
+
 
 class Dropped(NamedTuple):
     """What emptying a queue dropped."""

@@ -3,7 +3,8 @@
 Every lookup takes a ``scope``, the components whose events may be shown: an event of any other
 component is answered exactly as an event that does not exist (``UnknownEventError``, same
 message), and lineage leaves such events out and does not follow FlowFiles through them.
-Events are found once rolled over into the repository's shards (see ``engine.provenance``).
+One event is found by its id at once; lineage follows the events rolled over into the
+repository's shards (see ``engine.provenance``).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from engine.runtime.replay import replay_refusal
 if TYPE_CHECKING:
     from engine.runtime.controller import FlowController
 
-__all__ = ["UnknownEventError", "describe_event", "event_content", "event_lineage", "find_event"]
+__all__ = ["NoContentError", "UnknownEventError", "describe_event", "event_content", "event_lineage", "find_event"]
 
 Direction = Literal["both", "parents", "children"]
 
@@ -28,13 +29,20 @@ Direction = Literal["both", "parents", "children"]
 class UnknownEventError(LookupError):
     """No provenance event of that id may be shown (it never existed, aged off, or is out of scope)."""
 
+    code = "not_found"
+
+
+class NoContentError(LookupError):
+    """The event's FlowFile had no content before (or after) the event."""
+
+    code = "no_content"
+
 
 def find_event(provenance: ProvenanceRepository, event_id: int, scope: Collection[str]) -> ProvenanceEvent:
     """The event ``event_id`` if its component is in ``scope``; else UnknownEventError."""
     event = provenance.get_event(event_id)
     if event is None or event.component_id not in scope:
-        raise UnknownEventError(f"provenance event {event_id} is not known on this node (it may have aged off, "
-                                "or be younger than the provenance rollover)")
+        raise UnknownEventError(f"provenance event {event_id} is not known on this node (it may have aged off)")
     return event
 
 
@@ -52,14 +60,14 @@ def event_content(controller: FlowController, event: ProvenanceEvent, direction:
     """The size of ``event``'s input (``direction`` "input", the content before the event) or
     output content, and its bytes ``[offset, offset + length)`` (see ``read_range``).
 
-    Raises LookupError when the event has no such content, and what ``read_range`` raises.
+    Raises NoContentError when the event has no such content, and what ``read_range`` raises.
     """
     if direction not in ("input", "output"):
         raise ValueError(f"the content of an event is its 'input' or its 'output', not {direction!r}")
     claim = event.previous_content_claim if direction == "input" else event.content_claim
     if claim is None:
         had = "before" if direction == "input" else "after"
-        raise LookupError(f"provenance event {event.event_id} has no {direction} content: its FlowFile had no "
+        raise NoContentError(f"provenance event {event.event_id} has no {direction} content: its FlowFile had no "
                           f"content {had} the event")
     data = read_range(controller.storage.content, claim, offset, length,
                       f"the {direction} content of provenance event {event.event_id}")

@@ -20,12 +20,20 @@ from engine.runtime.connectable import Connectable, ScheduledState
 if TYPE_CHECKING:
     from engine.runtime.controller import FlowController
 
-__all__ = ["QueuedFlowFileError", "find_queued", "flowfile_summary", "queue_listing", "queued_content",
+__all__ = ["QueuedFlowFileError", "SwappedOutError", "find_queued", "flowfile_summary", "queue_listing", "queued_content",
            "queued_flowfile"]
 
 
 class QueuedFlowFileError(LookupError):
-    """The FlowFile asked for is not in the queue's memory (swapped out, or gone)."""
+    """The FlowFile asked for is not in the queue (it left it, or never was in it)."""
+
+    code = "not_found"
+
+
+class SwappedOutError(QueuedFlowFileError):
+    """The FlowFile asked for waits in a swap file, not in the queue's memory."""
+
+    code = "swapped_out"
 
 
 def _now_ms(controller: FlowController) -> int:
@@ -77,7 +85,7 @@ def find_queued(controller: FlowController, connection_id: str, uuid: str) -> Fl
         return found
     location = queue.find_swapped(uuid)
     if location is not None:
-        raise QueuedFlowFileError(f"FlowFile {uuid} is swapped out of connection {connection_id} (swap file "
+        raise SwappedOutError(f"FlowFile {uuid} is swapped out of connection {connection_id} (swap file "
                                   f"{location}): it can be looked at once the queue swaps it back in")
     found = queue.find(uuid)  # swapped in while the swap files were read
     if found is None:

@@ -4,9 +4,10 @@ replay, one queued FlowFile and its content (NiFi replicates these to the one no
 The node must be a node of the cluster (else what it holds does not exist: 404) and connected
 (else 503, saying so); it has ``FLOWSITE_NODE_REQUEST_TIMEOUT`` to answer (else 503). What the
 node answers when something is not there becomes a 404: an event that is not known there (or
-not in the scope, answered alike), a FlowFile not in the queue, content no longer available. A
-node's own words may name its files, so the answers say why in words of their own and the node's
-are logged; any other error of the node is a 503.
+not in the scope, answered alike), a FlowFile not in the queue, content no longer available —
+told apart by the ``code`` of the node's answer (``engine.cluster.bus.Reply``). A node's own
+words may name its files, so the answers say why in words of their own and the node's are
+logged; any other error of the node is a 503.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from django.conf import settings
 from rest_framework import exceptions, status
 
+from engine.cluster.bus import Reply
 from engine.cluster.records import NodeState
 from flowsite.cluster import redis as cluster_redis
 from flowsite.cluster.nodes import connected, nodes
@@ -25,15 +27,12 @@ __all__ = ["ContentGone", "NodeUnavailable", "ask", "ask_connected"]
 
 log = logging.getLogger(__name__)
 
-#: What begins or holds a node's error when what was asked is not there (``workers.inspection``).
-_NOT_THERE = ("is not known on this node", "is not in connection")
-_SWAPPED = "is swapped out of connection"
-#: Why content is no longer available, by what the node's error holds.
-_GONE = (("aged off or deleted", "it was aged off or deleted from the content repository"),
-         ("content damaged", "it is damaged in the content repository"),
-         ("cannot be read whole", "it cannot be read whole from the content repository"),
-         ("had no content", "the FlowFile had no content then"),
-         ("content no longer available", "it is no longer in the content repository"))
+#: Why content is no longer available, by the code of the node's answer (``engine.content.reader``,
+#: ``engine.runtime.event_inspection``).
+_GONE = {"content_missing": "it was aged off or deleted from the content repository",
+         "content_damaged": "it is damaged in the content repository",
+         "content_unreadable": "it cannot be read whole from the content repository",
+         "no_content": "the FlowFile had no content then"}
 
 
 class NodeUnavailable(exceptions.APIException):
@@ -49,17 +48,16 @@ class ContentGone(exceptions.NotFound):
     default_code = "content_gone"
 
 
-def _refusal(node: str, error: str, missing: str) -> exceptions.APIException:
-    """What the API answers for the node's ``error``."""
-    if any(words in error for words in _NOT_THERE):
+def _refusal(node: str, reply: Reply, missing: str) -> exceptions.APIException:
+    """What the API answers for the node's failed ``reply``."""
+    if reply.code == "not_found":
         return exceptions.NotFound(missing)
-    if _SWAPPED in error:
+    if reply.code == "swapped_out":
         return exceptions.NotFound("the FlowFile is swapped out of the queue on its node: it can be looked at once the "
                                    "queue swaps it back in")
-    for words, why in _GONE:
-        if words in error:
-            return ContentGone(f"content no longer available: {why} (node {node})")
-    log.warning("node %s failed a request: %s", node, error)
+    if reply.code in _GONE:
+        return ContentGone(f"content no longer available: {_GONE[reply.code]} (node {node})")
+    log.warning("node %s failed a request: %s", node, reply.error)
     return NodeUnavailable(f"node {node} could not answer (its log says why)")
 
 
@@ -77,7 +75,7 @@ def ask(node: str, command: str, args: dict[str, Any], missing: str) -> dict[str
     if reply.timed_out:
         raise NodeUnavailable(f"node {node} did not answer within {timeout:g} s")
     if not reply.ok:
-        raise _refusal(node, reply.error, missing)
+        raise _refusal(node, reply, missing)
     return reply.result if isinstance(reply.result, dict) else {}
 
 

@@ -33,9 +33,7 @@ async function replay(button) {
     result.replaceChildren(element("div", {class: "alert alert-success", id: "replay-done"},
       "Replayed: the new FlowFile ", element("span", {class: "mono"}, event.childUuids?.[0] ?? event.flowFileUuid ?? ""),
       " was queued on the source connection. ",
-      element("a", {href: eventUrl(event.id)}, `Open the REPLAY event ${event.id}`),
-      element("p", {class: "small"}, "A node indexes its new events within a short while (30 s by default): " +
-                                      "until then the event's page says it is not found.")));
+      element("a", {href: eventUrl(event.id)}, `Open the REPLAY event ${event.id}`)));
   } catch (error) {
     const why = error.status === 409 ? "The node refused the replay" : "The replay failed";
     result.replaceChildren(element("div", {class: "alert alert-error", role: "alert", id: "replay-refused"},

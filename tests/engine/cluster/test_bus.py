@@ -64,6 +64,19 @@ def test_failures_and_unknown_commands_are_reported_not_raised(client, listeners
     assert not replies["n1"].ok and replies["n1"].error == "no such processor: p9"
     replies = bus.request(["n1"], "reboot", timeout=5)
     assert not replies["n1"].ok and replies["n1"].error == "unknown command 'reboot'"
+    assert replies["n1"].code == ""
+
+
+def test_a_failure_carries_the_code_of_its_exception(client, listeners):
+    class Gone(LookupError):
+        code = "not_found"
+
+    def lookup(command):
+        raise Gone("provenance event 7 is not known on this node")
+
+    listeners("n1", lookup=lookup)
+    [reply] = CommandBus(client, ClusterKeys("test"), SIGNER).request(["n1"], "lookup", timeout=5).values()
+    assert (reply.ok, reply.code, reply.error) == (False, "not_found", "provenance event 7 is not known on this node")
 
 
 def test_a_command_whose_deadline_passed_while_the_node_was_busy_is_not_run(client, listeners):

@@ -66,6 +66,14 @@ def test_events_are_searchable_after_rollover_and_journals_removed(repo: Provena
     assert (stats.pending_journal_events, stats.event_count, stats.shard_count, stats.max_event_id) == (0, 1, 1, 1)
 
 
+def test_an_event_is_found_by_its_id_before_rollover(repo: ProvenanceRepository) -> None:
+    first, second = repo.register_events([make_event(uuid="one"), full_event(ProvenanceEventType.REPLAY, 1)])
+    assert repo.get_events([second.event_id, 999, first.event_id]) == [second, first]
+    assert repo.query(ProvenanceQuery(flowfile_uuid="one")).events == [], "searches wait for the rollover"
+    repo.rollover()
+    assert repo.get_events([first.event_id, second.event_id]) == [first, second]
+
+
 def test_size_triggered_rollover(tmp_path: Path) -> None:
     config = ProvenanceConfig(journal_count=2, rollover_size=4096)
     with ProvenanceRepository(tmp_path, config) as repo:
