@@ -2,16 +2,26 @@
 a real Redis (``tests.flowsite.provenance.conftest.inspected``: tenant A's text flow, split and
 merged, has run once on each node). What issue 15 asks of the portal: search, open an event,
 view its content, open its lineage and expand it, replay it and reach the REPLAY event; list a
-queue, open a queued FlowFile's content, and empty the queue with a drop request."""
+queue, open a queued FlowFile's content, and empty the queue with a drop request. Then what a
+user meets less often: a partial result naming the node that did not answer, an export
+downloaded, JSON content formatted, an event that cannot be replayed saying why, and the
+canvas's links to a processor's provenance and a connection's queue."""
 
 from __future__ import annotations
+
+import csv
+import io
+import time
 
 import pytest
 from playwright.sync_api import Page, expect
 
+from engine.cluster.keys import ClusterKeys
+from engine.provenance import ProvenanceEvent, ProvenanceEventType as E
 from flowsite.cluster import redis as cluster_redis
 from flowsite.provenance import store
-from tests.flowsite.browser import chromium_page, log_in
+from tests.cluster_nodes import InProcessNode
+from tests.flowsite.browser import canvas_settled, chromium_page, log_in
 from tests.flowsite.provenance.conftest import TEXT, cluster_settings, eager_tasks, inspected  # noqa: F401 (fixtures)
 from tests.processes import wait_until
 
@@ -82,8 +92,7 @@ def test_search_an_event_its_content_lineage_and_replay(live_server, transaction
         done = page.locator("#replay-done")
         expect(done).to_contain_text("was queued on the source connection")
         node = done.get_by_role("link").get_attribute("href").split("/events/")[1].split("%3A")[0]
-        inspected.nodes[node].node.storage.provenance.rollover()  # as the node does every 30 s
-        done.get_by_role("link").click()
+        done.get_by_role("link").click()  # opens at once, before the node's rollover
         expect(page.locator("h1")).to_have_text("REPLAY event")
         expect(page.locator("#event-attributes")).to_contain_text("flowfile.replay")
         wait_until(lambda: inspected.queued(node, inspected.a["c4"].pk) == 2, 20, "the replay reached c4")
@@ -119,3 +128,74 @@ def test_list_a_queue_open_a_flowfile_s_content_and_empty_it(live_server, transa
         expect(emptied).to_contain_text("Dropped 2 FlowFile(s).")
         expect(emptied.locator("li", has_text="n1: dropped 1")).to_have_count(1)
         assert inspected.queued("n1", c4.pk) == inspected.queued("n2", c4.pk) == 0
+
+
+def json_event(inspected, node: str) -> int:
+    """A CONTENT_MODIFIED event of A's ``rewrite`` on ``node`` whose output is a JSON document kept
+    in the node's content repository; its id."""
+    storage = inspected.nodes[node].node.storage
+    claim = storage.content.write_bytes(b'{"name": "words", "lines": [1, 2, 3]}')
+    now = int(time.time() * 1000)
+    [event] = storage.provenance.register_events([ProvenanceEvent(
+        E.CONTENT_MODIFIED, now, "json-ff", inspected.id("rewrite"), "ReplaceText", now, now,
+        previous_attributes={"filename": "doc.json", "mime.type": "application/json"}, content_claim=claim)])
+    storage.provenance.rollover()
+    return event.event_id
+
+
+def test_a_partial_result_an_export_formatted_json_and_an_event_that_cannot_be_replayed(
+        live_server, transactional_db, inspected, admin_a, redis_server, tmp_path):
+    event_id = json_event(inspected, "n1")
+    join = inspected.event("n2", E.JOIN, "merge")
+    silent = InProcessNode("n3", tmp_path / "n3", redis_server.port, ClusterKeys("default"))
+    silent.register()  # connected, but nothing answers its commands
+    with chromium_page() as page:
+        page.goto(f"{live_server.url}/login/")
+        log_in(page, "alice", "Acme")
+        page.goto(f"{live_server.url}/provenance/?componentName=rewrite")
+        expect(page.locator("#events-table tbody tr")).to_have_count(3)
+        expect(page.locator("#partial-note")).to_contain_text("Partial result: n3 (")
+        expect(page.locator("#search-progress")).to_contain_text("n3: did not answer")
+
+        page.get_by_role("button", name="CSV").click()
+        download = page.get_by_role("link", name="Download CSV")
+        expect(download).to_be_visible()
+        exported = page.request.get(download.get_attribute("href"))
+        assert exported.status == 200
+        rows = list(csv.DictReader(io.StringIO(exported.text())))
+        assert len(rows) == 3 and {row["eventType"] for row in rows} == {"CONTENT_MODIFIED"}, rows
+
+        page.goto(f"{live_server.url}/provenance/events/n1:{event_id}/")
+        page.locator("#claim-output").get_by_role("button", name="View").click()
+        viewer = page.locator("#claim-output .content-viewer")
+        expect(viewer).to_have_attribute("data-view", "json")
+        expect(viewer.locator("pre")).to_contain_text('"lines": [\n    1,\n    2,\n    3\n  ]')
+        viewer.get_by_role("button", name="Text").click()
+        expect(viewer.locator("pre")).to_have_text('{"name": "words", "lines": [1, 2, 3]}')
+
+        page.goto(f"{live_server.url}/provenance/events/n2:{join.event_id}/")
+        expect(page.locator("h1")).to_have_text("JOIN event")
+        expect(page.locator("#replay-explanation")).to_contain_text("created from multiple parents")
+        expect(page.get_by_role("button", name="Replay")).to_have_count(0)
+
+
+def test_the_canvas_panels_link_a_processor_s_provenance_and_a_connection_s_queue(live_server, transactional_db,
+                                                                                  inspected, admin_a):
+    rewrite, c2 = inspected.a["rewrite"], inspected.a["c2"]
+    with chromium_page() as page:
+        page.goto(f"{live_server.url}/login/")
+        log_in(page, "alice", "Acme")
+        page.goto(f"{live_server.url}/groups/{rewrite.parent_id}/canvas")
+        canvas_settled(page)
+        panel = page.locator("#side-panel")
+        select(page, rewrite.pk)  # the flow's components all stand at one place: picked by id, not by a click
+        expect(panel.get_by_role("link", name="Provenance")).to_have_attribute("href",
+                                                                                f"/provenance/?componentId={rewrite.pk}")
+        select(page, c2.pk)
+        expect(panel.get_by_role("link", name="List queue")).to_have_attribute("href", f"/connections/{c2.pk}/queue/")
+
+
+def select(page: Page, component_id) -> None:
+    """Select the canvas element of ``component_id`` alone, as a click on it does."""
+    page.evaluate("(id) => { const {cy} = window.flowsiteCanvas; cy.$(':selected').unselect(); "
+                  "cy.getElementById(id).select(); }", str(component_id))
