@@ -145,3 +145,20 @@ def test_an_index_failing_while_running_is_left_out_then_rebuilt(tmp_path: Path)
         assert everything(repo) == registered + later
         assert repo.lineage("u3").events == [registered[3]]
         assert "rebuilt: 10 event(s) re-indexed" in damage.entries()[-1].effect
+
+
+def test_an_index_of_an_older_layout_is_rebuilt_at_open(tmp_path: Path) -> None:
+    events = [make_event(uuid=f"u{i}", filename=f"File-{i}.txt") for i in range(5)]
+    with ProvenanceRepository(tmp_path, CONFIG) as repo:
+        registered = repo.register_events(events)
+        repo.rollover()
+    [index_path] = (tmp_path / "shards").glob("*/index.db")
+    with sqlite3.connect(index_path) as conn:  # as layout 2 left it: its version, no per-component counts
+        conn.execute("UPDATE meta SET value = 2 WHERE key = 'index'")
+        conn.execute("DELETE FROM meta WHERE key IN ('components', 'types')")
+    with ProvenanceRepository(tmp_path, CONFIG) as repo:
+        assert everything(repo) == registered
+        assert repo.query(ProvenanceQuery(filename="file-3.TXT")).events == [registered[3]]  # keys of layout 3
+        assert repo.query(ProvenanceQuery(component_ids=frozenset({events[0].component_id}))).events
+    with sqlite3.connect(index_path) as conn:
+        assert dict(conn.execute("SELECT key, value FROM meta"))["index"] == 3
