@@ -25,6 +25,7 @@ function say(text) {
 /** Run a lineage request and merge its graph; how many nodes it added. */
 async function ask(request, noun) {
   progress.noun = noun;
+  if (app.dataset.tenant) request.tenant = app.dataset.tenant;  // the portal's tenant only
   const done = await progress.follow(follower, {lineage: {request}}).finally(() => graph.moved());
   const added = graph.merge(done.results || {});
   const truncated = done.results?.truncated ? " The graph was cut at its first 1,000 nodes." : "";

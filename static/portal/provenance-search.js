@@ -51,6 +51,7 @@ export function criteria() {
   const request = {searchTerms, maxResults: Number(field("maxResults")) || Number(form.elements.maxResults.placeholder)};
   for (const name of ["startDate", "endDate"]) if (field(name)) request[name] = new Date(field(name)).toISOString();
   for (const name of ["minimumFileSize", "maximumFileSize", "clusterNodeId"]) if (field(name)) request[name] = field(name);
+  if (app.dataset.tenant) request.tenant = app.dataset.tenant;  // the portal's tenant only
   return request;
 }
 

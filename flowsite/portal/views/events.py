@@ -2,8 +2,8 @@
 and shows the events), an event's page (every field, its attributes, its content and replay) and
 the lineage graph of an event or a FlowFile (drawn by its script from the API's lineage request).
 The checks are the API's (``flowsite.provenance.scope``, ``flowsite.provenance.api.events``): a
-search covers every tenant of the user whose provenance they may query; an event of another
-tenant, or one that never was, is the portal's 404; a missing policy is a 403 naming it."""
+search covers the portal's tenant (the one the user switched to); an event of another tenant, or
+one that never was, is the portal's 404; a missing policy is a 403 naming it."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from django.shortcuts import render
 from django.urls import reverse
 from rest_framework import exceptions
 
+from flowsite.api.lookup import access_for
 from flowsite.cluster import redis as cluster_redis
+from flowsite.flows.access import QUERY_PROVENANCE
 from flowsite.portal.forms.provenance import search_form
 from flowsite.portal.tenancy import current_tenant
 from flowsite.provenance import scope
@@ -29,13 +31,12 @@ class _Unreachable(Exception):
 
 def _may_query(request) -> bool:
     """Whether the user belongs to a tenant (False: the no-tenant page); 403 unless they may query
-    the provenance of one of their tenants."""
-    if current_tenant(request) is None:
+    the provenance of the portal's tenant."""
+    tenant = current_tenant(request)
+    if tenant is None:
         return False
-    try:
-        scope.require_query(request)
-    except exceptions.PermissionDenied as error:
-        raise PermissionDenied(str(error.detail)) from None
+    if not access_for(request, tenant).has_global(QUERY_PROVENANCE):
+        raise PermissionDenied(f"you may not query provenance (the '{QUERY_PROVENANCE}' policy of this tenant)")
     return True
 
 

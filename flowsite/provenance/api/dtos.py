@@ -116,6 +116,7 @@ class ProvenanceRequestOutSerializer(serializers.Serializer):
     maximumFileSize = _optional(S)
     maxResults = I(required=False)
     clusterNodeId = _optional(S)
+    tenant = _optional(S, help_text="The one tenant searched, when the request named one.")
     summarize = _optional(B)
     incrementalResults = _optional(B)
 

@@ -36,6 +36,13 @@ def problem_at(path: Sequence[str], message: str) -> serializers.ValidationError
     return serializers.ValidationError(detail)
 
 
+def TENANT_FIELD() -> serializers.UUIDField:  # noqa: N802 - a field declaration, as DRF's read
+    """Flowsite's own field of a search: one of the user's tenants only."""
+    return serializers.UUIDField(required=False, allow_null=True, help_text=(
+        "Flowsite's: search this tenant only (404 if it is none of yours); by default every tenant of yours whose "
+        "provenance you may query."))
+
+
 class StrictSerializer(serializers.Serializer):
     """A serializer that refuses fields it does not have (a misspelt field must not be ignored)."""
 
@@ -113,6 +120,7 @@ class ProvenanceRequestSerializer(StrictSerializer):
                                           help_text="The most events to return, newest first.")
     clusterNodeId = serializers.CharField(max_length=200, required=False, allow_null=True,
                                           help_text="Search this node only.")
+    tenant = TENANT_FIELD()
     summarize = serializers.BooleanField(required=False, allow_null=True,
                                          help_text="Accepted for NiFi clients: results are always summaries "
                                                    "(GET /provenance-events/{id} gives every field).")
@@ -170,6 +178,7 @@ class LineageRequestSerializer(StrictSerializer):
     eventId = EventIdField(required=False, allow_null=True)
     clusterNodeId = serializers.CharField(max_length=200, required=False, allow_null=True,
                                           help_text="The node of a numeric eventId.")
+    tenant = TENANT_FIELD()
 
     def validate(self, attrs):
         kind = attrs["lineageRequestType"]

@@ -51,9 +51,9 @@ def _search_record(kind: str, request, search: dict[str, Any], path: tuple[str, 
     """A new request of ``kind`` searching with the validated NiFi ``search`` (a ``request``
     found at ``path`` of the body)."""
     _known_node(search.get("clusterNodeId"), path)
-    reach = scope.searchable(request)
+    reach = scope.searchable(request, search.get("tenant"))
     found = criteria.search(search, reach.visible)
-    shown = {name: value for name, value in search.items() if value is not None}
+    shown = {name: str(value) if name == "tenant" else value for name, value in search.items() if value is not None}
     return store.new(kind, request.user, request=shown, tenants=list(reach.tenants),
                      search={"query": found.query, "scope": sorted(found.scope)}, **fields)
 
@@ -135,7 +135,7 @@ class LineageRequests(_LineageEndpoint, RequestEndpoint):
         serializer.is_valid(raise_exception=True)
         asked = dict(serializer.validated_data["lineage"]["request"])
         kind = asked["lineageRequestType"]
-        reach = scope.searchable(request)
+        reach = scope.searchable(request, asked.get("tenant"))
         fields: dict[str, Any] = {"root": asked.get("uuid")}
         if asked.get("eventId") and not (kind == "FLOWFILE" and asked.get("uuid")):
             node, number = locate(asked["eventId"], asked.get("clusterNodeId"), ("lineage", "request"))
@@ -148,8 +148,8 @@ class LineageRequests(_LineageEndpoint, RequestEndpoint):
                     f"a {found.event.get('type')} event has no {kind.lower()} to expand: only FORK, JOIN, CLONE and "
                     "REPLAY events have them"))
             fields = {"root": found.event["flowfile_uuid"]} if kind == "FLOWFILE" else {"event": [node, number]}
-        record = store.new("lineage", request.user, request={key: value for key, value in asked.items()
-                                                             if value is not None},
+        record = store.new("lineage", request.user, request={key: str(value) if key == "tenant" else value
+                                                             for key, value in asked.items() if value is not None},
                            tenants=list(reach.tenants), scope=sorted(reach.components), visible=sorted(reach.visible),
                            **fields)
         return self.answer(submit(record), status.HTTP_201_CREATED)

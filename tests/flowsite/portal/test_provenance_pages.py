@@ -67,6 +67,19 @@ def test_searching_needs_the_tenant_s_query_provenance_policy(tenant_a):
     assert logged_in(viewer).get("/provenance/flowfiles/f-1/lineage/").status_code == 403
 
 
+def test_searches_keep_to_the_session_tenant(tenant_a, tenant_b):
+    from flowsite.tenancy.models import Membership
+
+    both = tenant_a.admin()
+    Membership.objects.create(tenant=tenant_b.tenant, user=both)
+    portal = logged_in(both)
+    assert portal.post("/tenant", {"tenant": str(tenant_b.tenant.pk)}).status_code == 302
+    assert portal.get("/provenance/").status_code == 403, "no query provenance in B"
+    policies.grant_global(tenant_b.tenant, policies.QUERY_PROVENANCE, user=both)
+    for page in ("/provenance/", "/provenance/flowfiles/f-1/lineage/"):
+        assert f'data-tenant="{tenant_b.tenant.pk}"' in portal.get(page).content.decode()
+
+
 def test_a_flowfile_s_lineage_page(portal_a):
     page = portal_a.get("/provenance/flowfiles/f-1/lineage/")
     assert page.status_code == 200

@@ -17,7 +17,7 @@ from flowsite.flows import access
 from flowsite.flows.access import MODIFY_DATA, QUERY_PROVENANCE, VIEW, VIEW_DATA, VIEW_PROVENANCE
 from flowsite.provenance import jobs, store
 from tests.cluster_nodes import InProcessNode
-from tests.flowsite.conftest import token_client
+from tests.flowsite.conftest import TenantWorld, token_client
 from tests.flowsite.provenance.conftest import TEXT
 from tests.processes import wait_until
 
@@ -449,3 +449,23 @@ def test_a_token_narrowed_to_one_tenant_reaches_that_tenant_only(inspected, tena
     modified = inspected.event("n1", E.CONTENT_MODIFIED, "rewrite")
     assert narrowed.get(f"{EVENTS}/n1:{modified.event_id}").status_code == 404
     assert narrowed.post(f"/api/v1/flowfile-queues/{inspected.id('c4')}/listing-requests").status_code == 404
+
+
+def test_a_search_may_name_one_of_the_user_s_tenants(inspected, tenant_a, tenant_b):
+    from flowsite.tenancy.models import Membership
+
+    both = tenant_a.admin()
+    Membership.objects.create(tenant=tenant_b.tenant, user=both)
+    access.grant_global(tenant_b.tenant, QUERY_PROVENANCE, user=both)
+    access.grant(tenant_b.root, VIEW_PROVENANCE, user=both)
+    api = token_client(both)
+    seen = query(api, tenant=str(tenant_b.tenant.pk))["results"]["provenanceEvents"]
+    assert {event["componentId"] for event in seen} == {str(inspected.b["gen"].pk)}
+    in_b = _lineage(api, lineageRequestType="FLOWFILE", uuid=seen[0]["flowFileUuid"], tenant=str(tenant_b.tenant.pk))
+    assert [node["type"] for node in in_b["results"]["nodes"]].count("EVENT") == 1
+    in_a = _lineage(api, lineageRequestType="FLOWFILE", uuid=seen[0]["flowFileUuid"], tenant=str(tenant_a.tenant.pk))
+    assert in_a["request"]["tenant"] == str(tenant_a.tenant.pk)
+    assert not [node for node in in_a["results"]["nodes"] if node["type"] == "EVENT"], "B's FlowFile has no event in A"
+    stranger = TenantWorld("Initech").tenant
+    answer = api.post(QUERIES, {"provenance": {"request": {"tenant": str(stranger.pk)}}}, format="json")
+    assert answer.status_code == 404
