@@ -72,6 +72,7 @@ ENVIRONMENT_VARIABLES = {
     "FLOWSITE_NODE_REQUEST_TIMEOUT": "how long a request to the nodes waits for each node's answer, in seconds "
                                      "(default 10)",
     "FLOWSITE_PROVENANCE_EXPORT_MAX_EVENTS": "the most events one provenance export holds (default 100000)",
+    "FLOWSITE_LINEAGE_MAX_NODES": "the most nodes (FlowFiles and events) one lineage graph holds (default 5000)",
     "FLOWSITE_CONTENT_MAX_BYTES": "the largest content served whole (larger needs a Range), in bytes (default 1 GiB)",
 }
 #: The variables that may instead be read from a file, named by ``<NAME>_FILE``.
@@ -328,6 +329,8 @@ FLOWSITE_REQUEST_RESULT_SECONDS = _env_positive("FLOWSITE_REQUEST_RESULT_SECONDS
 FLOWSITE_REQUESTS_PER_USER = _env_positive("FLOWSITE_REQUESTS_PER_USER", "20")
 FLOWSITE_NODE_REQUEST_TIMEOUT = _env_positive("FLOWSITE_NODE_REQUEST_TIMEOUT", "10", float)
 FLOWSITE_PROVENANCE_EXPORT_MAX_EVENTS = _env_positive("FLOWSITE_PROVENANCE_EXPORT_MAX_EVENTS", "100000")
+# NiFi stops a lineage at 1,000 events; 5,000 nodes draw a FlowFile split into 1,000 pieces whole.
+FLOWSITE_LINEAGE_MAX_NODES = _env_positive("FLOWSITE_LINEAGE_MAX_NODES", "5000")
 FLOWSITE_CONTENT_MAX_BYTES = _env_positive("FLOWSITE_CONTENT_MAX_BYTES", str(1 << 30))
 #: The jobs process's Spark besides its master (SPARK_MASTER): engine.spark.settings.SparkSettings
 #: fields, e.g. {"driver_memory": "2g", "conf": {"spark.executor.memory": "2g"}}.

@@ -5,7 +5,7 @@ Events of several nodes share event numbers, so each is given a stand-in number 
 (then node, then number) for ``compute_lineage`` and is shown by its cluster-unique id
 (``"<node>:<eventId>"``). An event of a component the user may not view the provenance of is
 NiFi's placeholder: type ``UNKNOWN``, no component type, its FlowFiles kept so the graph holds
-together. At most ``MAX_NODES`` nodes (NiFi's 1,000); ``truncated`` says when more were left out.
+together. At most ``FLOWSITE_LINEAGE_MAX_NODES`` nodes; ``truncated`` says when more were left out.
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ from flowsite.provenance import formats
 from flowsite.provenance.events import event_id
 from flowsite.provenance.merge import newest_first
 
-__all__ = ["MAX_NODES", "graph", "related"]
+__all__ = ["graph", "related"]
 
-MAX_NODES = 1000
 _UNKNOWN = ProvenanceEventType.UNKNOWN.value
 
 
@@ -43,7 +42,7 @@ def related(event: Mapping[str, Any], *, children: bool) -> list[str]:
 
 
 def graph(found: Iterable[tuple[str, Mapping[str, Any]]], roots: Iterable[str], visible: frozenset[str] | set[str],
-          max_nodes: int = MAX_NODES) -> dict[str, Any]:
+          max_nodes: int) -> dict[str, Any]:
     """NiFi's ``nodes`` and ``links`` of the lineage of each FlowFile of ``roots`` over ``found``
     (``(node, event)``, duplicates allowed), and ``truncated``."""
     unique = {(node, event["id"]): (node, event) for node, event in found}

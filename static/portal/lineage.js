@@ -28,7 +28,7 @@ async function ask(request, noun) {
   if (app.dataset.tenant) request.tenant = app.dataset.tenant;  // the portal's tenant only
   const done = await progress.follow(follower, {lineage: {request}}).finally(() => graph.moved());
   const added = graph.merge(done.results || {});
-  const truncated = done.results?.truncated ? " The graph was cut at its first 1,000 nodes." : "";
+  const truncated = done.results?.truncated ? " The graph was cut: it holds as many nodes as the platform draws." : "";
   progress.done(done, `${noun}: ${added} node(s) added.${truncated}`);
   graph.moved();
   listEvents();

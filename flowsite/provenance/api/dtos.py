@@ -170,7 +170,8 @@ class LineageLinkSerializer(serializers.Serializer):
 class LineageResultsSerializer(serializers.Serializer):
     nodes = LineageNodeSerializer(many=True)
     links = LineageLinkSerializer(many=True)
-    truncated = B(help_text="True when the graph reached 1,000 nodes and more were left out.")
+    truncated = B(help_text="True when the graph reached FLOWSITE_LINEAGE_MAX_NODES (5,000) nodes and more were "
+                            "left out.")
     errors = serializers.ListField(child=S())
 
 

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
+
 from flowsite.provenance.jobs.common import ask, finish, target_nodes
 from flowsite.provenance.jobs.query import NO_NODE
-from flowsite.provenance.lineage import MAX_NODES, graph, related
+from flowsite.provenance.lineage import graph, related
 
 __all__ = ["run"]
 
@@ -28,7 +30,8 @@ def run(record: dict[str, Any]) -> None:
     """Gather the lineage's events from the nodes and build its graph."""
     kind = record["request"]["lineageRequestType"]
     scope, visible = record["scope"], frozenset(record["visible"])
-    args: dict[str, Any] = {"direction": _DIRECTIONS[kind], "scope": scope, "max_nodes": MAX_NODES}
+    max_nodes = settings.FLOWSITE_LINEAGE_MAX_NODES
+    args: dict[str, Any] = {"direction": _DIRECTIONS[kind], "scope": scope, "max_nodes": max_nodes}
     if kind == "FLOWFILE":
         nodes = target_nodes(record)
         args["uuid"] = record["root"]
@@ -43,7 +46,7 @@ def run(record: dict[str, Any]) -> None:
     else:
         anchor = next((event for node, event in found if [node, event["id"]] == record["event"]), None)
         roots = related(anchor, children=kind == "CHILDREN") if anchor else []
-    result = graph(found, roots, visible)
+    result = graph(found, roots, visible, max_nodes)
     result["truncated"] = result["truncated"] or any(answer.get("truncated") for answer in answers.values())
     finish(record, "done", result={**result, "warnings": [] if record["nodes"]["asked"] else [NO_NODE]})
 

@@ -59,7 +59,7 @@ def test_lineage_of_a_split_and_merge_across_two_nodes():
              ("n2", event(1, 120, "a", kind="RECEIVE")),
              ("n2", event(2, 130, "m", kind="JOIN", parents=("a", "b"), children=("m",), component="hidden")),
              ("n2", event(3, 140, "m", kind="DROP"))]
-    drawn = graph(found, ["root"], visible={"c"})
+    drawn = graph(found, ["root"], visible={"c"}, max_nodes=1000)
     ids = {node["id"]: node for node in drawn["nodes"]}
     assert {"root", "a", "b", "m", "n1:1", "n1:2", "n2:1", "n2:2", "n2:3"} == set(ids)
     assert ids["n2:2"]["eventType"] == "UNKNOWN" and ids["n2:2"]["componentType"] is None
