@@ -27,12 +27,18 @@ async function ask(request, noun) {
   progress.noun = noun;
   if (app.dataset.tenant) request.tenant = app.dataset.tenant;  // the portal's tenant only
   const done = await progress.follow(follower, {lineage: {request}}).finally(() => graph.moved());
-  const added = graph.merge(done.results || {});
-  const truncated = done.results?.truncated ? " The graph was cut: it holds as many nodes as the platform draws." : "";
-  progress.done(done, `${noun}: ${added} node(s) added.${truncated}`);
-  graph.moved();
-  listEvents();
-  return added;
+  try {
+    const added = graph.merge(done.results || {});
+    const truncated = done.results?.truncated ? " The graph was cut: it holds as many nodes as the platform draws." : "";
+    progress.done(done, `${noun}: ${added} node(s) added.${truncated}`);
+    graph.moved();
+    listEvents();
+    return added;
+  } catch (error) {  // not the request's failure (follow says those): drawing it failed
+    console.error(error);
+    progress.finish("failed", `${noun}: drawing the graph failed: ${error.message}`);
+    throw error;
+  }
 }
 
 function listEvents() {
