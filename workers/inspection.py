@@ -11,14 +11,16 @@ shows as the node's error. The handlers run on the command listener's pool
 |---|---|---|
 | ``provenance.query`` | ``query``, ``scope``, ``limit`` | ``{node, events, more, oldest_event_time}`` |
 | ``provenance.event`` | ``id``, ``scope`` | ``{node, event}`` |
-| ``provenance.content`` | ``id``, ``scope``, ``direction``, ``offset``, ``length`` | ``{node, size, offset, data}`` |
+| ``provenance.content`` | ``id``, ``scope``, ``direction``, ``offset``, ``length``, ``requester``?, ``uri``? | ``{node, size, offset, data}`` |
 | ``provenance.lineage`` | ``uuid`` or ``event_id``, ``direction``, ``scope``, ``max_nodes`` | ``{node, events, truncated}`` |
 | ``provenance.replay`` | ``id``, ``scope``, ``requester`` | ``{node, replayed, event, flowfile_uuid}`` or ``{node, replayed, reason}`` |
 | ``queue.list`` | ``id``, ``max`` | ``{node, count, bytes, swapped_count, flowfiles, source_running, destination_running}`` |
 | ``queue.flowfile`` | ``id``, ``uuid`` | ``{node, flowfile}`` |
-| ``queue.content`` | ``id``, ``uuid``, ``offset``, ``length`` | ``{node, size, offset, data}`` |
+| ``queue.content`` | ``id``, ``uuid``, ``offset``, ``length``, ``requester``?, ``uri``? | ``{node, size, offset, data}`` |
 
-A queue of a tenant placed on other nodes is answered ``{id, here: false}``.
+A queue of a tenant placed on other nodes is answered ``{id, here: false}``. A content command
+that names its ``requester`` (the first of a content request does) is recorded as a DOWNLOAD
+event (``engine.runtime.downloads``).
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ from engine.provenance.event_data import event_summary
 from engine.provenance.query import ProvenanceQuery
 from engine.runtime.controller import FlowController
 from engine.runtime.event_inspection import describe_event, event_content, event_lineage, find_event
-from engine.runtime.queue_inspection import queue_listing, queued_content, queued_flowfile
+from engine.runtime.downloads import record_event_download, record_flowfile_download
+from engine.runtime.queue_inspection import find_queued, queue_listing, queued_content, queued_flowfile
 from engine.runtime.replay import ReplayRefusedError, replay
 from workers.arguments import component_id, number, text, text_list
 
@@ -91,8 +94,11 @@ class InspectionCommands:
     def content(self, command: Command) -> dict[str, Any]:
         controller, event = self._event(command)
         offset = number(command, "offset", 0)
-        size, data = event_content(controller, event, text(command, "direction"), offset,
-                                   number(command, "length", MAX_RANGE))
+        direction = text(command, "direction")
+        size, data = event_content(controller, event, direction, offset, number(command, "length", MAX_RANGE))
+        requester = _requester(command)
+        if requester is not None:
+            record_event_download(controller.storage.provenance, event, direction, *requester)
         return {"node": self.node_id, "size": size, "offset": offset, "data": base64.b64encode(data).decode()}
 
     def lineage(self, command: Command) -> dict[str, Any]:
@@ -148,6 +154,19 @@ class InspectionCommands:
         if away is not None:
             return away
         offset = number(command, "offset", 0)
-        size, data = queued_content(self._controller(), identifier, text(command, "uuid"), offset,
-                                    number(command, "length", MAX_RANGE))
+        controller, uuid = self._controller(), text(command, "uuid")
+        size, data = queued_content(controller, identifier, uuid, offset, number(command, "length", MAX_RANGE))
+        requester = _requester(command)
+        if requester is not None:
+            record_flowfile_download(controller.storage.provenance, find_queued(controller, identifier, uuid),
+                                     identifier, *requester)
         return {"node": self.node_id, "size": size, "offset": offset, "data": base64.b64encode(data).decode()}
+
+
+def _requester(command: Command) -> tuple[str, str] | None:
+    """Who asks for the content and at which address, when the command names them (the first
+    chunk of a content request does: it is recorded as a DOWNLOAD event)."""
+    if not command.args.get("requester"):
+        return None
+    uri = command.args.get("uri")
+    return text(command, "requester"), uri if isinstance(uri, str) else ""

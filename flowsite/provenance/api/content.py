@@ -27,7 +27,7 @@ from rest_framework.response import Response
 
 from flowsite.api.errors import error_body
 
-__all__ = ["CHUNK_BYTES", "ContentTooLarge", "AnyMediaRenderer", "content_response", "streamed"]
+__all__ = ["CHUNK_BYTES", "ContentTooLarge", "AnyMediaRenderer", "content_response", "downloader", "streamed"]
 
 #: The most bytes asked of a node at once (the node commands' limit).
 CHUNK_BYTES = 1 << 20
@@ -86,10 +86,17 @@ def _range(header: str | None, size: int) -> tuple[int, int] | None:
     return start, end
 
 
-def content_response(request, *, size: int, read: Callable[[int, int], bytes], filename: str | None,
+def downloader(request) -> dict[str, str]:
+    """What a node records of who downloads content (a DOWNLOAD event): the requester's user name
+    and the address asked."""
+    return {"requester": request.user.get_username(), "uri": request.build_absolute_uri()}
+
+
+def content_response(request, *, size: int, read: Callable[[int, int, bool], bytes], filename: str | None,
                      mime_type: str | None):
-    """The answer streaming ``size`` bytes of content, ``read(offset, length)`` giving at most
-    ``length`` bytes from ``offset`` (see the module docstring)."""
+    """The answer streaming ``size`` bytes of content, ``read(offset, length, first)`` giving at
+    most ``length`` bytes from ``offset``; ``first`` for the first read of the answer (the node
+    records the download then: see ``engine.runtime.downloads``)."""
     try:
         wanted = _range(request.headers.get("Range"), size)
     except ValueError:
@@ -101,7 +108,7 @@ def content_response(request, *, size: int, read: Callable[[int, int], bytes], f
         raise ContentTooLarge(f"the content has {size} bytes, more than is served whole "
                               f"({settings.FLOWSITE_CONTENT_MAX_BYTES}, FLOWSITE_CONTENT_MAX_BYTES): ask for part of "
                               f"it with a Range header (Range: bytes=0-{CHUNK_BYTES - 1})")
-    first = read(start, min(CHUNK_BYTES, end - start + 1)) if size else b""
+    first = read(start, min(CHUNK_BYTES, end - start + 1), True) if size else b""
 
     def chunks() -> Iterator[bytes]:
         data, offset = first, start
@@ -110,7 +117,7 @@ def content_response(request, *, size: int, read: Callable[[int, int], bytes], f
             offset += len(data)
             if offset > end:
                 return
-            data = read(offset, min(CHUNK_BYTES, end - offset + 1))
+            data = read(offset, min(CHUNK_BYTES, end - offset + 1), False)
         if offset <= end:
             raise OSError(f"the content ended at byte {offset} of {size}")
 

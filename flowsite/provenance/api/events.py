@@ -22,7 +22,7 @@ from rest_framework.reverse import reverse
 from flowsite.cluster.api.views import ClusterEndpoint
 from flowsite.provenance import scope
 from flowsite.provenance.actions import do_replay
-from flowsite.provenance.api.content import AnyMediaRenderer, content_response
+from flowsite.provenance.api.content import AnyMediaRenderer, content_response, downloader
 from flowsite.provenance.api.dtos import ProvenanceEventEntitySerializer
 from flowsite.provenance.api.inputs import ReplaySerializer, problem_at
 from flowsite.provenance.direct import ContentGone, ask
@@ -116,10 +116,10 @@ class EventContent(ClusterEndpoint):
             values = {item["name"]: item["previousValue"] for item in attributes}
         scope_ids = sorted(found.reach.components)
 
-        def read(offset: int, length: int) -> bytes:
-            answer = ask(found.node, "provenance.content", {"id": found.number, "scope": scope_ids,
-                                                            "direction": self.direction, "offset": offset,
-                                                            "length": length}, _MISSING)
+        def read(offset: int, length: int, first: bool) -> bytes:
+            args = {"id": found.number, "scope": scope_ids, "direction": self.direction, "offset": offset,
+                    "length": length, **(downloader(request) if first else {})}
+            answer = ask(found.node, "provenance.content", args, _MISSING)
             return base64.b64decode(answer.get("data") or "")
 
         return content_response(request, size=int(claim["length"]), read=read, filename=values.get("filename"),

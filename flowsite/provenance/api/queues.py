@@ -23,7 +23,7 @@ from flowsite.flows.access import MODIFY_DATA, VIEW_DATA
 from flowsite.flows.models import Connection
 from flowsite.provenance import store
 from flowsite.provenance.api import shapes
-from flowsite.provenance.api.content import AnyMediaRenderer, content_response
+from flowsite.provenance.api.content import AnyMediaRenderer, content_response, downloader
 from flowsite.provenance.api.dtos import (DropRequestEntitySerializer, FlowFileEntitySerializer,
                                           ListingRequestEntitySerializer)
 from flowsite.provenance.api.requests import RequestDetail, RequestEndpoint
@@ -150,8 +150,9 @@ class QueuedContent(ClusterEndpoint):
             raise ContentGone(f"content no longer available: it was removed from the content repository (node {node})")
         args = {"id": str(connection.pk), "uuid": uuid}
 
-        def read(offset: int, length: int) -> bytes:
-            answer = ask(node, "queue.content", {**args, "offset": offset, "length": length}, _NO_FLOWFILE)
+        def read(offset: int, length: int, first: bool) -> bytes:
+            asked = {**args, "offset": offset, "length": length, **(downloader(request) if first else {})}
+            answer = ask(node, "queue.content", asked, _NO_FLOWFILE)
             return base64.b64decode(answer.get("data") or "")
 
         attributes = found.get("attributes") or {}

@@ -88,6 +88,8 @@ class ProvenanceQueries(_QueryEndpoint, RequestEndpoint):
     it took less than half a second; follow its ``uri`` until ``finished``, then DELETE it."""
 
     serializer_class = ProvenanceSubmitSerializer
+    #: 404: a tenant that is none of yours.
+    extra_error_statuses = (404, 409, 503)
 
     @extend_schema(request=ProvenanceSubmitSerializer, responses={201: ProvenanceEntitySerializer})
     def post(self, request):
@@ -173,6 +175,8 @@ class Exports(_ExportEndpoint, RequestEndpoint):
     read its ``contentUri``."""
 
     serializer_class = ExportSubmitSerializer
+    #: 404: a tenant that is none of yours.
+    extra_error_statuses = (404, 409, 503)
 
     @extend_schema(request=ExportSubmitSerializer, responses={202: ExportEntitySerializer})
     def post(self, request):

@@ -469,3 +469,25 @@ def test_a_search_may_name_one_of_the_user_s_tenants(inspected, tenant_a, tenant
     stranger = TenantWorld("Initech").tenant
     answer = api.post(QUERIES, {"provenance": {"request": {"tenant": str(stranger.pk)}}}, format="json")
     assert answer.status_code == 404
+
+
+def test_each_content_request_is_recorded_as_a_download_by_its_requester(inspected, api_a, settings):
+    modified = inspected.event("n1", E.CONTENT_MODIFIED, "rewrite")
+    path = f"{EVENTS}/n1:{modified.event_id}/content/output"
+    settings.FLOWSITE_CONTENT_MAX_BYTES = 1 << 20
+    assert _content(api_a, path)[0] == 200
+    assert _content(api_a, path, HTTP_RANGE="bytes=4-6")[0] == 206
+    downloads = inspected.events("n1", event_type=E.DOWNLOAD)
+    assert [(event.component_id, event.flowfile_uuid, event.content_claim) for event in downloads] == [
+        (inspected.id("rewrite"), modified.flowfile_uuid, modified.content_claim)] * 2, "one event a request"
+    assert downloads[0].details == (f"Download of Output Content requested by alice for Provenance Event "
+                                    f"{modified.event_id}")
+    assert downloads[0].transit_uri == f"http://testserver{path}"
+
+    c4 = inspected.id("c4")
+    [queued] = inspected.nodes["n2"].node.controller.queue(c4).peek(1)
+    answer = api_a.get(f"/api/v1/flowfile-queues/{c4}/flowfiles/{queued.uuid}/content?clusterNodeId=n2")
+    assert answer.status_code == 200 and b"".join(answer.streaming_content) == TEXT.replace("o", "0").encode()
+    [download] = inspected.events("n2", event_type=E.DOWNLOAD)
+    assert (download.component_id, download.flowfile_uuid, download.details) == (
+        c4, queued.uuid, f"Download of Content requested by alice for FlowFile {queued.uuid} in connection {c4}")
