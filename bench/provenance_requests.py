@@ -82,7 +82,7 @@ def _design(queue_size: int) -> dict:
 
     world = TenantWorld("Bench")
     admin = world.admin("bench")
-    components = [Processor.objects.create(tenant=world.tenant, parent=world.root, name=f"p{i}", type="UpdateAttribute",
+    components = [Processor.objects.create(tenant=world.tenant, parent=world.root, name=f"p{i}", type="GenerateFlowFile",
                                            auto_terminated=["success"], position_x=(i % 10) * 220.0,
                                            position_y=(i // 10) * 160.0)
                   for i in range(COMPONENTS)]

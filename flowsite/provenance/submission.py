@@ -19,7 +19,7 @@ from flowsite.provenance import store
 __all__ = ["WAIT_SECONDS", "submit"]
 
 WAIT_SECONDS = 0.5
-_POLL_SECONDS = 0.05
+_POLL_SECONDS = 0.01
 
 
 def submit(record: dict[str, Any]) -> dict[str, Any]:
