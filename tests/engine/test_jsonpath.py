@@ -77,6 +77,41 @@ def test_trailing_functions(book, path, expected):
     assert jsonpath.compile(path).read(book) == expected
 
 
+def test_a_function_after_a_scan_sees_every_match_at_once(book):
+    assert jsonpath.compile("$..number.length()").read(book) == 0
+    assert jsonpath.compile("$..phoneNumbers.length()").read(book) == 2
+    assert jsonpath.compile("$..age.sum()").read(book) == 25.0
+    assert jsonpath.compile("$..age.sum()").definite
+
+
+def test_a_function_after_an_indefinite_path_applies_to_each_match(book):
+    compiled = jsonpath.compile("$.phoneNumbers[*].length()")
+    assert not compiled.definite
+    assert compiled.read(book) == [2, 2]
+    with pytest.raises(jsonpath.JsonPathError, match="empty array"):
+        jsonpath.compile("$.phoneNumbers[*].number.sum()").read(book)
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("$.phoneNumbers[?(@.type =~ /ho.*/)].number", ["212 555-1234"]),
+    ("$.phoneNumbers[?(@.type =~ /HOME/i)].number", ["212 555-1234"]),
+    ("$.phoneNumbers[?(@.type =~ /om/)].number", []),
+    ("$.phoneNumbers[?(@.number =~ /\\d{3} 555-\\d{4}/)].type", ["home", "office"]),
+    ("$.phoneNumbers[?(@.type == '=~ /x/')].number", []),
+    ("$.phoneNumbers[?(@.type == 'home' || @.type == 'office')].type", ["home", "office"]),
+    ("$.phoneNumbers[?(@.type != 'home')].type", ["office"]),
+    ("$.scores[?(@ > 1)]", [3, 2]),
+    ("$.phoneNumbers[?(@.type == $.phoneNumbers[1].type)].number", ["646 555-4567"]),
+])
+def test_filters(book, path, expected):
+    assert jsonpath.compile(path).read(book) == expected
+
+
+def test_a_bad_regular_expression_in_a_filter_is_an_invalid_path():
+    with pytest.raises(InvalidPathError, match="bad regular expression"):
+        jsonpath.compile("$.a[?(@.b =~ /(/)]")
+
+
 def test_aggregating_an_empty_array_is_an_error(book):
     with pytest.raises(jsonpath.JsonPathError, match="empty array"):
         jsonpath.compile("$.nicknames.sum()").read(book)
