@@ -63,15 +63,26 @@ def java_double(value: float) -> str:
     return ("-" if value < 0 else "") + f"{mantissa}E{power}"
 
 
+_STRING_ESCAPES = {code: f"\\u{code:04X}" for code in range(0x20)}
+_STRING_ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\", ord("\b"): "\\b", ord("\t"): "\\t", ord("\n"): "\\n",
+                        ord("\f"): "\\f", ord("\r"): "\\r"})
+
+
+def _json_string(text: str) -> str:
+    return '"' + text.translate(_STRING_ESCAPES) + '"'
+
+
 def to_json(value: Any) -> str:
     """Compact JSON as Jackson writes it (no spaces, non-ASCII kept, doubles as Java prints them)."""
+    if isinstance(value, str):
+        return _json_string(value)
     if isinstance(value, dict):
-        return "{" + ",".join(f"{json.dumps(str(k), ensure_ascii=False)}:{to_json(v)}" for k, v in value.items()) + "}"
+        return "{" + ",".join(f"{_json_string(str(k))}:{to_json(v)}" for k, v in value.items()) + "}"
     if isinstance(value, list):
         return "[" + ",".join(to_json(item) for item in value) + "]"
     if isinstance(value, float):
         return java_double(value)
-    return json.dumps(value, ensure_ascii=False)
+    return json.dumps(value)
 
 
 def _text(value: Any) -> str:

@@ -92,8 +92,8 @@ CASES = [
     # jsonPathDelete.
     ("${json:jsonPathDelete('$.firstName'):jsonPath('$.firstName')}", ""),
     ("${json:jsonPathDelete('$.firstName'):jsonPath('$.lastName')}", "Smith"),
-    ("${json:jsonPathDelete(\"$.phoneNumbers[?(@.type=='home')]\"):jsonPath(\"$.phoneNumbers[?(@.type=='home')].number\")}",
-     "[]"),
+    ("${json:jsonPathDelete(\"$.phoneNumbers[?(@.type=='home')]\")"
+     ":jsonPath(\"$.phoneNumbers[?(@.type=='home')].number\")}", "[]"),
     ("${json:jsonPathDelete(\"$.phoneNumbers[?(@.type=='home')]\"):jsonPath('$.phoneNumbers[0].type')}", "office"),
     ("${jsonArray:jsonPathDelete('$[0]')}", '["BMW","Fiat"]'),
     ("${jsonArray:jsonPathDelete('$')}", ""),
@@ -171,4 +171,5 @@ def test_doubles_print_as_java_prints_them(value, text):
 
 
 def test_to_json_keeps_non_ascii_and_escapes_controls():
-    assert to_json({"a": "é\n\"", "b": [1, 2.0, None, True]}) == '{"a":"é\\n\\"","b":[1,2.0,null,true]}'
+    document = {"a": "é\n\"\\\x1f/", "b": [1, 2.0, None, True]}
+    assert to_json(document) == '{"a":"é\\n\\"\\\\\\u001F/","b":[1,2.0,null,true]}'
