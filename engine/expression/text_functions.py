@@ -1,4 +1,7 @@
-"""String functions over delimited values, repetition, pattern mapping and name-based UUIDs, as NiFi has them."""
+"""String functions over delimited values, repetition, pattern mapping and name-based UUIDs, as NiFi has them.
+
+A null subject is the caller's business (NiFi gives the empty string for all but replaceByPattern and the UUIDs).
+"""
 
 from __future__ import annotations
 
@@ -37,7 +40,7 @@ def _single(value: str, what: str, description: str) -> str:
     return value
 
 
-def get_delimited_field(subject: str | None, index: int | float, delimiter: str = ",", quote: str = '"',
+def get_delimited_field(subject: str, index: int | float, delimiter: str = ",", quote: str = '"',
                         escape: str = "\\", strip: bool = False) -> str:
     """Field ``index`` (1-based) of a delimited line; quoted or escaped delimiters do not split."""
     if not subject:
@@ -77,10 +80,8 @@ def get_delimited_field(subject: str | None, index: int | float, delimiter: str 
     return "".join(field) if current == wanted else ""
 
 
-def trim_delimited_list(subject: str | None, delimiter: str) -> str:
+def trim_delimited_list(subject: str, delimiter: str) -> str:
     """Drop the empty tokens at either end of a delimited list; empty tokens between values stay."""
-    if subject is None:
-        return ""
     if not delimiter:
         return subject
     tokens = subject.split(delimiter)
@@ -91,28 +92,22 @@ def trim_delimited_list(subject: str | None, delimiter: str) -> str:
     return delimiter.join(tokens[start:end + 1])
 
 
-def compact_delimited_list(subject: str | None, delimiter: str) -> str:
+def compact_delimited_list(subject: str, delimiter: str) -> str:
     """Drop every empty token of a delimited list."""
-    if subject is None:
-        return ""
     if not delimiter:
         return subject
     return delimiter.join(token for token in subject.split(delimiter) if token)
 
 
-def unique(subject: str | None, delimiter: str) -> str:
+def unique(subject: str, delimiter: str) -> str:
     """The distinct tokens of a delimited list, in order of first appearance."""
-    if subject is None:
-        return ""
     if not delimiter:
         return subject
     return delimiter.join(dict.fromkeys(subject.split(delimiter)))
 
 
-def repeat(subject: str | None, minimum: int | float, maximum: int | float | None = None) -> str:
+def repeat(subject: str, minimum: int | float, maximum: int | float | None = None) -> str:
     """The subject repeated ``minimum`` times, or a random count between ``minimum`` and ``maximum``."""
-    if subject is None:
-        return ""
     low = int(minimum)
     if maximum is None:
         if low <= 0:
