@@ -189,8 +189,8 @@ class JsonPath:
         leaf = _leaf(self._expr)
         # A definite path ending in several names reads them merged into one object, as Jayway does.
         self._merge = isinstance(leaf, Fields) and len(leaf.fields) > 1 and "*" not in leaf.fields
-        #: Whether ``read`` gives one value (True) or a list of every match (False).
         self._scan = _starts_with_scan(self._expr)
+        #: Whether ``read`` gives one value (True) or a list of every match (False).
         self.definite = _definite(self._expr) or (function is not None and self._scan)
 
     def __repr__(self) -> str:
