@@ -1,5 +1,6 @@
 import copy
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -194,3 +195,10 @@ def test_put_into_something_not_an_object_is_refused(book):
 def test_changes_return_the_document_for_serialising(book):
     result = jsonpath.compile("$.address").put(book, "country", "US")
     assert json.loads(json.dumps(result))["address"]["country"] == "US"
+
+
+def test_compiling_from_many_threads_at_once_gives_the_same_paths(book):
+    paths = [f"$.phoneNumbers[?(@.type == 'home' || @.number == '{n}')].type" for n in range(200)]
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(lambda path: jsonpath.compile(path).read(book), paths))
+    assert results == [["home"]] * len(paths)
