@@ -174,8 +174,10 @@ class _Column:
 class ResultWriter:
     """Writes the rows of an executed cursor as Avro data files, ``max_rows`` at most per file."""
 
-    def __init__(self, cursor: psycopg.Cursor, options: AvroOptions, table_name: str | None = None) -> None:
+    def __init__(self, cursor: psycopg.Cursor, options: AvroOptions, table_name: str | None = None,
+                 fetch_size: int = 0) -> None:
         self.cursor = cursor
+        self.fetch_size = fetch_size or 1000
         self.options = options
         name = table_name or options.record_name or DEFAULT_RECORD_NAME
         if options.normalize or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
@@ -195,7 +197,7 @@ class ResultWriter:
         def records() -> Iterator[dict[str, Any]]:
             nonlocal count
             while not limit or count < limit:
-                rows = self.cursor.fetchmany(min(limit - count, 1000) if limit else 1000)
+                rows = self.cursor.fetchmany(min(limit - count, self.fetch_size) if limit else self.fetch_size)
                 if not rows:
                     self.exhausted = True
                     return
@@ -232,8 +234,7 @@ def empty_avro(codec: str = "null") -> bytes:
 
 def _column(column: psycopg.Column, options: AvroOptions) -> _Column:
     name = normalize_name(column.name) if options.normalize else column.name
-    oid = column.type_code
-    kind = "array" if oid in _ARRAY_OIDS else _NAMES.get(oid, "text")
+    kind = type_name(column.type_code)
     logical = options.logical_types
     if kind in ("int2", "int4"):
         return _Column(name, "int", int)
@@ -270,7 +271,7 @@ def _column(column: psycopg.Column, options: AvroOptions) -> _Column:
     if kind in ("timestamp", "timestamptz"):
         if logical:
             return _Column(name, {"type": "long", "logicalType": "timestamp-millis"}, _timestamp_millis)
-        return _Column(name, "string", _timestamp_text)
+        return _Column(name, "string", timestamp_text)
     return _Column(name, "string", str)
 
 
@@ -284,10 +285,15 @@ def _timestamp_millis(value: dt.datetime) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
 
 
-def _timestamp_text(value: dt.datetime) -> str:
+def timestamp_text(value: dt.datetime) -> str:
     """java.sql.Timestamp's text (``2024-01-02 03:04:05.5``; ``.0`` without a fraction), in UTC."""
     value = _utc(value)
     return f"{value:%Y-%m-%d %H:%M:%S}." + (f"{value.microsecond:06d}".rstrip("0") or "0")
+
+
+def type_name(oid: int) -> str:
+    """The name of a built-in PostgreSQL type (``int4``, ``timestamptz``; ``array`` for arrays; ``text`` otherwise)."""
+    return "array" if oid in _ARRAY_OIDS else _NAMES.get(oid, "text")
 
 
 def _time_millis(value: dt.time) -> int:

@@ -212,10 +212,9 @@ class _Run:
         self.url = processor._service.url
 
     def execute(self, conn, query: str, fetch_size: int) -> None:
-        server_side = fetch_size > 0 and query.lstrip().split(None, 1)[0].upper() in ("SELECT", "VALUES", "TABLE")
+        server_side = fetch_size > 0 and (query.split() or [""])[0].upper() in ("SELECT", "VALUES", "TABLE")
         cursor = _sql.text_cursor(conn, f"executesql_{uuid.uuid4().hex}" if server_side else None)
-        if server_side:
-            cursor.itersize = fetch_size
+        self.fetch_size = fetch_size
         with cursor:
             started = time.monotonic()
             cursor.execute(query)
@@ -228,7 +227,7 @@ class _Run:
 
     def _write_result_set(self, cursor, execution_ms: int) -> None:
         session, options = self.session, self.options
-        writer = ResultWriter(cursor, options, _sql.table_name_of(cursor))
+        writer = ResultWriter(cursor, options, _sql.table_name_of(cursor), self.fetch_size)
         fragment_id, fragments = str(uuid.uuid4()), []
         base = dict(self.incoming.attributes) if self.incoming is not None else {}
         while True:

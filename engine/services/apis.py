@@ -42,7 +42,7 @@ class DBCPService(ABC):
     @property
     @abstractmethod
     def url(self) -> str:
-        """The database's address for provenance and messages (``postgresql://host:port/db``, no secrets)."""
+        """The database's address for provenance and messages (``jdbc:postgresql://host:port/db``, no secrets)."""
 
     @abstractmethod
     def connection(self) -> AbstractContextManager[Any]:

@@ -41,7 +41,7 @@ class JdbcUrl:
 
     @property
     def display(self) -> str:
-        return f"postgresql://{self.host}:{self.port}/{self.database}"
+        return f"jdbc:postgresql://{self.host}:{self.port}/{self.database}"
 
 
 def parse_jdbc_url(text: str) -> JdbcUrl:
@@ -195,7 +195,7 @@ class DBCPConnectionPool(ControllerService, DBCPService):
 
     @property
     def url(self) -> str:
-        return self._url.display if self._url is not None else "postgresql://(disabled)"
+        return self._url.display if self._url is not None else "jdbc:postgresql://(disabled)"
 
     def validate(self, context):
         if context.property(MIN_IDLE).as_int() > context.property(MAX_TOTAL).as_int():
