@@ -21,7 +21,9 @@ from engine.components import ExpressionScope, PropertyDescriptor
 from engine.components import validators as v
 from engine.services.apis import DBCPService
 
-__all__ = ["AvroOptions", "ResultWriter", "is_transient", "is_unreachable", "split_queries", "describe_error", "quote_identifier"]
+__all__ = ["AvroOptions", "ResultWriter", "describe_error", "empty_avro", "is_transient", "is_unreachable",
+           "quote_identifier", "rollback_quietly", "set_statement_timeout", "split_queries", "table_name_of",
+           "text_cursor", "timestamp_text", "type_name"]
 
 MIME_TYPE_AVRO = "application/avro-binary"
 DEFAULT_RECORD_NAME = "NiFi_ExecuteSQL_Record"

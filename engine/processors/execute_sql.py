@@ -58,9 +58,8 @@ CONTENT_OUTPUT_STRATEGY = PropertyDescriptor(
     allowed_values=[AllowableValue("EMPTY", "Empty", "An Avro data file holding no record."),
                     AllowableValue("ORIGINAL", "Original", "The FlowFile's content, unchanged.")])
 
-SUCCESS = Relationship("success", "Successfully created FlowFile from SQL query result set.")
-FAILURE = Relationship("failure", "SQL query execution failed. Incoming FlowFile will be penalized and routed to "
-                       "this relationship")
+SUCCESS = Relationship("success", "The result sets of queries, as Avro (and statements' empty results).")
+FAILURE = Relationship("failure", "Incoming FlowFiles whose query the database rejected or failed on (penalized).")
 
 ROW_COUNT = "executesql.row.count"
 DURATION = "executesql.query.duration"
@@ -187,7 +186,8 @@ class ExecuteSQL(Processor):
                                    " when the database answers") from error
         flowfile = run.failure_flowfile()
         if flowfile is None:
-            context.logger.error("Unable to execute SQL query [%s]: %s. No FlowFile to route to failure", query, message)
+            context.logger.error("Unable to execute SQL query [%s]: %s. No FlowFile to route to failure", query,
+                                 message)
             context.yield_processor()
             return
         if context.has_incoming_connection():

@@ -125,12 +125,11 @@ ROLLBACK_ON_FAILURE = PropertyDescriptor(
     "processor yields) instead of going to failure or retry, so the order of FlowFiles is kept.", required=True,
     default="false", allowed_values=["true", "false"])
 
-SUCCESS = Relationship("success", "Successfully created FlowFile from SQL query result set.")
-RETRY = Relationship("retry", "A FlowFile is routed to this relationship if the database cannot be updated but "
-                     "attempting the operation again may succeed")
-FAILURE = Relationship("failure", "A FlowFile is routed to this relationship if the database cannot be updated and "
-                       "retrying the operation will also fail, such as an invalid query or an integrity constraint "
-                       "violation")
+SUCCESS = Relationship("success", "FlowFiles whose records were all written (committed).")
+RETRY = Relationship("retry", "FlowFiles the database could not take for now (unreachable, a conflict, a timeout); "
+                     "nothing of them was written, trying again later may succeed.")
+FAILURE = Relationship("failure", "FlowFiles that will not go in as they are (unreadable records, a constraint or "
+                       "value the database refuses, no such table or column); nothing of them was written.")
 
 
 @dataclass(frozen=True)

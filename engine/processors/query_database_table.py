@@ -78,7 +78,7 @@ TRANS_ISOLATION_LEVEL = PropertyDescriptor(
     allowed_values=[AllowableValue(code, f"TRANSACTION_{(name or 'NONE').replace(' ', '_')}")
                     for code, name in ISOLATION_LEVELS.items()])
 
-SUCCESS = Relationship("success", "Successfully created FlowFile from SQL query result set.")
+SUCCESS = Relationship("success", "The rows fetched, as Avro.")
 
 INITIAL_MAX_VALUE = "initial.maxvalue."
 DELIMITER = "@!@"
@@ -124,12 +124,13 @@ class QueryDatabaseTable(Processor):
     primary_node_only = True
     default_scheduling_period = "1 min"
     dynamic_properties = DynamicProperties(
-        "initial.maxvalue.<max_value_column>", "Initial maximum value for the specified column",
+        "initial.maxvalue.<max_value_column>", "The column's starting maximum value",
         "The maximum value a column starts from when the state holds none (so the first run fetches only rows "
         "beyond it).", ExpressionScope.ENVIRONMENT)
     migrated_properties = {"db-fetch-db-type": "Database Type", "db-fetch-where-clause": "Additional WHERE clause",
                            "db-fetch-sql-query": "Custom Query", "qdbt-max-rows": "Max Rows Per FlowFile",
-                           "qdbt-output-batch-size": "Output Batch Size", "qdbt-max-frags": "Maximum Number of Fragments",
+                           "qdbt-output-batch-size": "Output Batch Size",
+                           "qdbt-max-frags": "Maximum Number of Fragments",
                            "transaction-isolation-level": "Transaction Isolation Level",
                            "initial-load-strategy": "Initial Load Strategy",
                            "dbf-normalize": "Normalize Table and Column Names",

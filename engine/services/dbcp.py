@@ -151,9 +151,8 @@ def _duration(context, descriptor: PropertyDescriptor, infinite: float) -> float
 
 
 class DBCPConnectionPool(ControllerService, DBCPService):
-    """Provides pooled connections to a PostgreSQL database for the SQL processors (ExecuteSQL,
-    QueryDatabaseTable, PutDatabaseRecord). Connections can be asked from the pool and are
-    returned after use.
+    """Keeps a pool of connections to a PostgreSQL database that the SQL processors (ExecuteSQL,
+    QueryDatabaseTable, PutDatabaseRecord) borrow for a task and give back.
 
     The database is named by its JDBC URL, as in NiFi; Flowsite connects with psycopg 3 (libpq),
     so the driver class must be PostgreSQL's and the driver locations are not used. The pool

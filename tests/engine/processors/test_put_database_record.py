@@ -54,7 +54,8 @@ def rows(db, table, columns="id, full_name"):
 def test_insert_writes_every_record_with_its_types(tmp_path, db, table):
     record = person(1, born="1990-05-17", seen="2024-02-29T10:00:00Z", balance=12.5, photo="aGk=",
                     profile={"langs": ["en", "fr"], "age": 33}, tags=["a", "b"])
-    with runner(tmp_path, db, {"Statement Type": "INSERT", "Table Name": table, "Binary String Format": "Base64"}) as run:
+    properties = {"Statement Type": "INSERT", "Table Name": table, "Binary String Format": "Base64"}
+    with runner(tmp_path, db, properties) as run:
         run.enqueue(content(record, person(2)))
         run.run()
         (out,) = run.output("success")
