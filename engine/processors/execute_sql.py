@@ -88,7 +88,9 @@ class ExecuteSQL(Processor):
     connection. A query that fails (a syntax error, a statement timeout, a post-query error)
     routes the incoming FlowFile to failure with ``executesql.error.message``; when the database
     cannot be reached or goes away, the incoming FlowFile stays in its queue (penalized) and
-    the processor yields, so nothing is lost and it is tried again. Fetch Size reads a SELECT
+    the processor yields, so nothing is lost and it is tried again (once Output Batch Size has
+    sent part of the results on, a FlowFile with the incoming one's attributes goes to failure
+    instead, as in NiFi). Fetch Size reads a SELECT
     through a server-side cursor that many rows at a time. Dynamic properties (NiFi's
     ``sql.args`` parameters) are not supported.
     """
@@ -179,7 +181,8 @@ class ExecuteSQL(Processor):
 
     def _failed(self, context, session, run: _Run, query: str, error: Exception) -> None:
         message = _sql.describe_error(error)
-        if _sql.is_unreachable(error):
+        # Once a batch went downstream the incoming FlowFile is gone: a stand-in goes to failure instead.
+        if _sql.is_unreachable(error) and run.retained is None:
             context.yield_processor()
             raise ProcessException(f"cannot run the query on {self._service.url}: {message}; "
                                    f"{'the FlowFile stays queued and is tried again' if run.incoming else 'will retry'}"

@@ -183,3 +183,11 @@ def test_a_tenant_without_the_grant_is_refused(tmp_path, db, table):
     with pytest.raises(Exception, match="tenant acme's network allowlist does not open"):
         runner(tmp_path, db, {"Statement Type": "INSERT", "Table Name": table}, tenant={},
                confinement=ConfinementSettings())
+
+
+def test_record_paths_and_autocommit_are_refused_with_the_reason(tmp_path, db, table):
+    with runner(tmp_path, db, {"Statement Type": "Use Record Path", "Table Name": table,
+                               "Database Session AutoCommit": "true"}) as run:
+        problems = " | ".join(run.validate())
+        assert "Use Record Path is not supported" in problems
+        assert "'Database Session AutoCommit' must be false" in problems
