@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import threading
 from decimal import Decimal
 
 import fastavro
@@ -232,3 +233,25 @@ def test_the_platforms_own_database_is_refused_even_when_allowlisted(tmp_path, d
     settings = ConfinementSettings(platform_addresses=(f"{db.host}:{db.port}",))
     with pytest.raises(Exception, match="one of the platform's own services"):
         runner(tmp_path, db, {"SQL Query": "SELECT 1"}, input=False, tenant=tenant, confinement=settings)
+
+
+def test_the_database_going_away_during_the_query_keeps_the_flowfile_queued(tmp_path, db):
+    relay = TcpRelay(db.host, db.port)
+    try:
+        service = db.pool_properties("127.0.0.1", relay.port, **{"Max Wait Time": "2 sec"})
+        with runner(tmp_path, db, {"SQL Query": "SELECT n, pg_sleep(0.1) FROM numbers"}, service=service) as run:
+            run.enqueue(b"", filename="interrupted")
+            cutter = threading.Timer(0.8, relay.cut)
+            cutter.start()
+            run.run()
+            cutter.join()
+            assert not run.output("success") and not run.output("failure")
+            assert [f.attributes["filename"] for f in run.input_flowfiles()] == ["interrupted"]
+            assert any("tried again" in b for b in run.bulletins), run.bulletins
+            relay.restore()
+            run.clock.advance(60)
+            run.run()
+            (out,) = run.output("success")
+            assert out.attributes["executesql.row.count"] == "25"
+    finally:
+        relay.close()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import threading
 from decimal import Decimal
 
 import pytest
@@ -191,3 +192,21 @@ def test_record_paths_and_autocommit_are_refused_with_the_reason(tmp_path, db, t
         problems = " | ".join(run.validate())
         assert "Use Record Path is not supported" in problems
         assert "'Database Session AutoCommit' must be false" in problems
+
+
+def test_the_database_going_away_during_the_transaction_commits_nothing(tmp_path, db, table):
+    relay = TcpRelay(db.host, db.port)
+    try:
+        service = db.pool_properties("127.0.0.1", relay.port, **{"Max Wait Time": "2 sec"})
+        with runner(tmp_path, db, {"Statement Type": "INSERT", "Table Name": table,
+                                   "Post-Processing SQL": "SELECT pg_sleep(2)"}, service=service) as run:
+            run.enqueue(content(person(1), person(2)))
+            cutter = threading.Timer(0.8, relay.cut)
+            cutter.start()
+            run.run()
+            cutter.join()
+            (retry,) = run.output("retry")
+            assert json.loads(run.content(retry)) == [person(1), person(2)]
+    finally:
+        relay.close()
+    assert rows(db, table) == []

@@ -155,3 +155,14 @@ def test_the_database_going_away_mid_run_loses_and_repeats_nothing(tmp_path, db,
 def test_a_tenant_without_the_grant_is_refused(tmp_path, db, table):
     with pytest.raises(Exception, match="tenant acme's network allowlist does not open"):
         runner(tmp_path, db, {"Table Name": table}, tenant={}, confinement=ConfinementSettings())
+
+
+def test_output_batch_size_releases_flowfiles_as_it_goes_without_maxvalue_attributes(tmp_path, db, table):
+    insert(db, table, 1, 12)
+    with runner(tmp_path, db, {"Table Name": table, "Maximum-value Columns": "id", "Max Rows Per FlowFile": "5",
+                               "Output Batch Size": "2"}) as run:
+        run.run()
+        outs = run.output("success")
+        assert fetched_ids(run, outs) == list(range(1, 13))
+        assert all("maxvalue.id" not in o.attributes and "fragment.count" not in o.attributes for o in outs)
+        assert run.state(Scope.CLUSTER).values == {f"{table}@!@id": "12"}
