@@ -255,3 +255,11 @@ def test_the_database_going_away_during_the_query_keeps_the_flowfile_queued(tmp_
             assert out.attributes["executesql.row.count"] == "25"
     finally:
         relay.close()
+
+
+def test_nifi_1_property_names_load_as_the_current_ones(tmp_path, db):
+    with runner(tmp_path, db, {"SQL select query": "SELECT n FROM numbers", "esql-max-rows": "20",
+                               "dbf-normalize": "true"}, input=False) as run:
+        assert run.validate() == []
+        run.run()
+        assert [o.attributes["executesql.row.count"] for o in run.output("success")] == ["20", "5"]
