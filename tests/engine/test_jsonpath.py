@@ -369,3 +369,16 @@ def test_a_misused_word_operator_is_an_invalid_path(path, message):
     with pytest.raises(InvalidPathError, match="invalid JSON path") as raised:
         jsonpath.compile(path)
     assert message in str(raised.value)
+
+
+def test_operator_words_in_strings_and_names_are_not_operators():
+    document = {"items": [{"a": "x in y", "size": 1, "t": ["é", "it's"]}, {"a": "z", "size": 2, "t": []}]}
+    assert jsonpath.compile("$.items[?(@.a == 'x in y' && @.size in [1])].a").read(document) == ["x in y"]
+    assert jsonpath.compile("$['items'][?(@['size'] in [2])].a").read(document) == ["z"]
+
+
+def test_string_literals_take_java_escapes():
+    document = {"items": [{"t": ["é", "it's"]}, {"t": []}]}
+    assert len(jsonpath.compile("$.items[?(@.t anyof ['\\u00e9'])]").read(document)) == 1
+    assert len(jsonpath.compile("$.items[?(@.t anyof ['it\\'s'])]").read(document)) == 1
+    assert len(jsonpath.compile('$.items[?(@.t anyof ["it\'s"])]').read(document)) == 1
