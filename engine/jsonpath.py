@@ -15,8 +15,9 @@ scalars, as ``json.loads`` gives them):
   (adding to something that is not an array, setting the root, ...).
 
 Filters take Jayway's comparisons, ``&&``, ``||``, ``!``, existence (``[?(@.isbn)]``), paths from the root
-(``@.price < $.limit``) and ``=~ /regex/flags`` (a Java regular expression matching the whole value); the
-``in``, ``nin``, ``subsetof``, ``anyof``, ``noneof``, ``size`` and ``empty`` operators are not supported.
+(``@.price < $.limit``), ``=~ /regex/flags`` (a Java regular expression matching the whole value) and the
+``in``, ``nin``, ``subsetof``, ``anyof``, ``noneof``, ``size`` and ``empty`` operators
+(``[?(@.category in ['fiction', 'poetry'])]``, ``[?(@.tags size 2)]``; see :mod:`engine.jsonpath_filters`).
 
 An invalid path raises :class:`InvalidPathError` from ``compile``.
 """
@@ -33,6 +34,8 @@ from jsonpath_ng.exceptions import JsonPathLexerError, JsonPathParserError
 from jsonpath_ng.ext import parse as _parse
 
 from engine.java_regex import to_python_pattern
+from engine.jsonpath_filters import rewrite as _rewrite_relations
+from engine.jsonpath_filters import substitute as _substitute_relations
 
 __all__ = ["JsonPath", "compile", "JsonPathError", "InvalidPathError", "PathNotFoundError",
            "InvalidModificationError"]
@@ -180,7 +183,11 @@ class JsonPath:
         if not path.strip():
             raise InvalidPathError(f"invalid JSON path {text!r}: the path is empty")
         try:
-            self._expr = _parse(_regex_filters(path) if "=~" in path else path)
+            relations: dict = {}
+            rewritten = _rewrite_relations(_regex_filters(path) if "=~" in path else path, relations, compile)
+            self._expr = _parse(rewritten)
+            if relations:
+                _substitute_relations(self._expr, relations)
         except InvalidPathError:
             raise
         except (JsonPathParserError, JsonPathLexerError, ValueError, TypeError, AttributeError) as exc:
