@@ -7,6 +7,8 @@ request goes to its receiver's ``handle(handler, health_only)``, which answers i
 
 from __future__ import annotations
 
+import email.parser
+import email.policy
 import http.server
 import socket
 import socketserver
@@ -141,6 +143,39 @@ class RequestBody:
             while self._rfile.readline(8192) not in (b"\r\n", b"\n", b""):
                 pass  # trailers
             self._done = True
+
+
+def multipart_parts(body, content_type: str, max_size: int) -> list[tuple[bytes, dict[str, str]]]:
+    """The parts of a multipart/form-data body (held in memory, at most ``max_size`` bytes, else
+    413): each part's content and its ``http.multipart.*`` and ``http.headers.multipart.*``
+    attributes, as NiFi's listening processors write them."""
+    data = body.read(max_size + 1)
+    if len(data) > max_size:
+        raise ClientError(413, f"Payload Too Large: multipart requests are limited to {max_size} bytes")
+    if body.read(1):
+        raise ClientError(413, "Payload Too Large")
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + data)
+    if not message.is_multipart():
+        raise ClientError(400, "Bad Request: the multipart/form-data body could not be parsed")
+    parts = list(message.iter_parts())
+    made = []
+    for number, part in enumerate(parts, 1):
+        payload = part.get_payload(decode=True) or b""
+        attributes = {f"http.headers.multipart.{name}": str(value) for name, value in part.items()}
+        attributes["http.multipart.size"] = str(len(payload))
+        if part.get("Content-Type") is not None:
+            attributes["http.multipart.content.type"] = str(part.get("Content-Type"))
+        name = part.get_param("name", header="Content-Disposition")
+        if name is not None:
+            attributes["http.multipart.name"] = str(name)
+        filename = part.get_filename()
+        if filename is not None:
+            attributes["http.multipart.filename"] = filename
+        attributes["http.multipart.fragments.sequence.number"] = str(number)
+        attributes["http.multipart.fragments.total.number"] = str(len(parts))
+        made.append((payload, attributes))
+    return made
 
 
 class Handler(http.server.BaseHTTPRequestHandler):

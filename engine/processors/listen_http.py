@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import email.parser
-import email.policy
 import gzip
 import re
 import ssl
@@ -29,6 +27,7 @@ from engine.processors._http_server import (
     Handler,
     Listener,
     dn,
+    multipart_parts,
     peer_certificate,
     request_body,
     respond,
@@ -389,38 +388,13 @@ class _Receiver:
 
     def _multipart(self, session, handler, body, content_type, subject, issuer):
         started = time.monotonic()
-        data = body.read(self.multipart_max + 1)
-        if len(data) > self.multipart_max:
-            raise ClientError(413, f"Payload Too Large: multipart requests are limited to {self.multipart_max} "
-                               f"bytes")
-        if body.read(1):
-            raise ClientError(413, "Payload Too Large")
-        message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
-            b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + data)
-        if not message.is_multipart():
-            raise ClientError(400, "Bad Request: the multipart/form-data body could not be parsed")
-        parts = list(message.iter_parts())
+        parts = multipart_parts(body, content_type, self.multipart_max)
         request_attributes = self._request_attributes(handler, subject, issuer)
         transit_uri = self._transit_uri(handler)
         flowfiles = []
-        for number, part in enumerate(parts, 1):
-            payload = part.get_payload(decode=True) or b""
+        for payload, attributes in parts:
             flowfile = session.write_bytes(session.create(), payload)
-            attributes = {**request_attributes}
-            for name, value in part.items():
-                attributes[f"http.headers.multipart.{name}"] = str(value)
-            attributes["http.multipart.size"] = str(len(payload))
-            if part.get("Content-Type") is not None:
-                attributes["http.multipart.content.type"] = str(part.get("Content-Type"))
-            name = part.get_param("name", header="Content-Disposition")
-            if name is not None:
-                attributes["http.multipart.name"] = str(name)
-            filename = part.get_filename()
-            if filename is not None:
-                attributes["http.multipart.filename"] = filename
-            attributes["http.multipart.fragments.sequence.number"] = str(number)
-            attributes["http.multipart.fragments.total.number"] = str(len(parts))
-            flowfile = session.put_all_attributes(flowfile, attributes)
+            flowfile = session.put_all_attributes(flowfile, {**request_attributes, **attributes})
             session.provenance.receive(flowfile, transit_uri, details=f"Remote DN={subject}, Issuer DN={issuer}",
                                        duration=int((time.monotonic() - started) * 1000))
             flowfiles.append(flowfile)
