@@ -8,6 +8,7 @@ import errno
 import http.client
 import socket
 import ssl
+import struct
 import threading
 import time
 
@@ -423,3 +424,35 @@ def test_a_full_disk_answers_500_and_keeps_nothing(tmp_path, port, monkeypatch):
         assert runner.content(flowfile) == b"after"
         runner.stop()
         assert healed.join()[0] == 503  # stopped before anyone answered it
+
+
+def test_a_full_container_queue_answers_503_and_stopping_answers_the_queued(tmp_path, port):
+    services = {"map": ("StandardHttpContextMap", {})}
+    properties = {"Listening Port": str(port), "HTTP Context Map": "map", "Container Queue Size": "1"}
+    with ProcessorTestRunner("HandleHttpRequest", tmp_path, properties, input=False, services=services) as runner:
+        runner.run(1, stop=False)
+        receiver = runner.node.processor._receiver
+        queued = Background(port, "GET", "/first")
+        wait_for(lambda: receiver.pending.qsize())
+        status, body, _ = call(port, "GET", "/second")
+        assert status == 503 and b"Request Queue Full" in body
+        runner.stop()
+        status, body, _ = queued.join()
+        assert status == 503 and b"Stopping Server" in body
+        assert runner.output("success") == []
+
+
+def test_a_client_gone_before_its_answer_sends_the_flowfile_to_failure(tmp_path, port):
+    with WebService(tmp_path, port, response_state="ENABLED") as web:
+        client = socket.create_connection(("127.0.0.1", port))
+        body = b"z" * (8 << 20)
+        client.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
+        wait_for(lambda: web.queued("req-resp"))
+        client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        client.close()  # reset: the answer has nowhere to go
+        web.controller.start_processor("resp")
+        (failed,) = wait_for(lambda: web.queued("failed"))
+        assert failed.size == len(body)
+        assert any("could not answer the HTTP request" in message for message in web.bulletins("resp"))
+        assert web.queued("answered") == []
+        assert call(port, "POST", "/", b"still serving")[:2] == (200, b"still serving")
