@@ -36,11 +36,13 @@ _FRAMING = {"content-length", "transfer-encoding", "connection"}
 
 
 class HandleHttpResponse(Processor):
-    """Answers the HTTP request a FlowFile of HandleHttpRequest came from: the HTTP Status Code,
-    the FlowFile's content as the body, and as headers the dynamic properties (name: header,
-    value: its value, expressions evaluated against the FlowFile) and the attributes matched by
-    Attributes for HTTP Response. Headers whose value is blank are left out;
-    Content-Length, Transfer-Encoding and Connection are the server's own.
+    """Answers the HTTP request a FlowFile of HandleHttpRequest came from, with the HTTP Status
+    Code and the FlowFile's content as the body.
+
+    The headers are the dynamic properties (name: header, value: its value, expressions evaluated
+    against the FlowFile) and the attributes matched by Attributes for HTTP Response; headers
+    whose value is blank are left out, and Content-Length, Transfer-Encoding and Connection are
+    the server's own.
 
     The request is found in the HTTP Context Map under the FlowFile's ``http.context.identifier``.
     A FlowFile without that attribute, whose request is no longer waiting (it expired and was
