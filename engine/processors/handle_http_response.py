@@ -14,7 +14,7 @@ from engine.components import (
     WrittenAttribute,
 )
 from engine.components import validators as v
-from engine.processors.handle_http_request import CONTEXT_ID, transit_uri
+from engine.processors._http_request_attributes import CONTEXT_ID, transit_uri
 from engine.services.apis import HttpContextMap
 
 STATUS_CODE = PropertyDescriptor(
