@@ -115,22 +115,24 @@ def test_a_request_goes_through_the_flow_and_its_client_gets_the_answer(tmp_path
 
 
 def test_methods_paths_and_keep_alive(tmp_path, port):
-    request = {"Allow DELETE": "false", "Additional HTTP Methods": "patch, PROPFIND",
-               "Allowed Paths": "/api/.*"}
+    request = {"Allow DELETE": "false", "Allow HEAD": "true", "Additional HTTP Methods": "patch, PROPFIND",
+               "Allowed Paths": "/api/.*", "Hostname": "127.0.0.1"}
     with WebService(tmp_path, port, request) as web:
         client = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        for method in ("GET", "PUT", "PATCH", "PROPFIND"):
+        for method in ("GET", "PUT", "PATCH", "PROPFIND", "HEAD"):
             client.request(method, "/api/thing", body=b"x" if method != "GET" else None)
             response = client.getresponse()
             response.read()
             assert response.status == 200, method
         client.close()
-        for method in ("DELETE", "HEAD", "OPTIONS", "TRACE"):
+        for method in ("DELETE", "OPTIONS", "TRACE"):
             assert call(port, method, "/api/thing")[0] == 405, method
         status, body, _ = call(port, "GET", "/elsewhere")
         assert (status, body) == (404, b"Path Not Found")
-        methods = sorted(f.attributes["http.method"] for f in wait_for(lambda: web.queued("answered")))
-        assert methods == ["GET", "PATCH", "PROPFIND", "PUT"]
+        answered = wait_for(lambda: len(web.queued("answered")) == 5 and web.queued("answered"))
+        methods = sorted(f.attributes["http.method"] for f in answered)
+        assert methods == ["GET", "HEAD", "PATCH", "PROPFIND", "PUT"]
+        assert answered[0].attributes["http.local.addr"] == "127.0.0.1"
 
 
 def test_a_request_head_over_the_limit_is_answered_431(tmp_path, port):
