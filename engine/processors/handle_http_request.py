@@ -298,10 +298,6 @@ class _Exchange(HttpExchange):
             if receiver.abandoned:
                 self.refuse(503, "Service Unavailable: HandleHttpRequest stopped")
 
-    @property
-    def done(self) -> bool:
-        return self._done.is_set()
-
 
 class _Receiver:
     """What the request threads and the processor's tasks share."""

@@ -98,31 +98,21 @@ class StandardHttpContextMap(ControllerService):
             raise KeyError(f"no HTTP request is registered with identifier {identifier}")
         entry[0].finish()
 
-    @property
-    def outstanding(self) -> int:
-        """How many requests wait for their answer."""
-        with self._lock:
-            return len(self._entries)
-
     # -- expiration -----------------------------------------------------------------------
 
     def _sweep_loop(self, interval: float) -> None:
         while not self._stop.wait(interval):
-            self.expire(time.monotonic())
+            self._expire(time.monotonic())
 
-    def expire(self, now: float) -> int:
-        """Answer 503 to the requests registered before ``now`` minus the expiration, and forget
-        them; returns how many were answered."""
+    def _expire(self, now: float) -> None:
+        """Answer 503 to the requests registered before ``now`` minus the expiration, and forget them."""
         threshold = now - self._expiration
         with self._lock:
             expired = [(identifier, exchange) for identifier, (exchange, added) in self._entries.items()
                        if added < threshold]
             for identifier, _ in expired:
                 del self._entries[identifier]
-        answered = 0
         for identifier, exchange in expired:
             if exchange.refuse(503, "Service Unavailable: Timeout occurred"):
-                answered += 1
                 log.warning("HTTP request %s was not answered within %s s; responded 503 Service Unavailable",
                             identifier, self._expiration)
-        return answered
