@@ -142,6 +142,9 @@ class HandleHttpRequest(Processor):
     string, a application/x-www-form-urlencoded body up to 1 MB, or the file-less parts of a
     multipart body.
 
+    A request no task takes within the map's Request Expiration (as on the nodes that are not
+    primary when the processor runs on the primary node only) is answered 503 as well.
+
     The server starts when the processor is scheduled and stops (its port freed) when it is
     stopped: requests not yet FlowFiles are answered 503, and those still waiting for
     HandleHttpResponse are answered 503 after a grace period. The port is confined
@@ -223,7 +226,8 @@ class HandleHttpRequest(Processor):
             exchange = receiver.pending.get(timeout=_POLL)
         except queue.Empty:
             return
-        receiver.receive(session, exchange)
+        if exchange.take():
+            receiver.receive(session, exchange)
 
     def on_unscheduled(self, context):
         receiver = getattr(self, "_receiver", None)
@@ -253,7 +257,14 @@ class _Exchange(HttpExchange):
         self.handler = handler
         self._lock = threading.Lock()
         self._claimed = False
+        self._taken = False
         self._done = threading.Event()
+
+    def take(self) -> bool:
+        """A task takes the request to make its FlowFiles; False when it was answered meanwhile."""
+        with self._lock:
+            self._taken = not self._claimed
+            return self._taken
 
     def claim(self) -> bool:
         with self._lock:
@@ -285,18 +296,33 @@ class _Exchange(HttpExchange):
     def refuse(self, status: int, message: str) -> bool:
         if not self.claim():
             return False
+        self._answer(status, message)
+        return True
+
+    def _answer(self, status: int, message: str) -> None:
         try:
             respond(self.handler, status, message.encode(), close=True)
         except OSError:
             pass  # the client is gone: nobody to tell
         finally:
             self.finish()
-        return True
 
     def wait(self, receiver: _Receiver) -> None:
+        """Wait for the answer; a request no task took within the map's Request Expiration (the
+        processor is not triggered on this node) is answered 503 like an expired one."""
+        deadline = time.monotonic() + receiver.context_map.request_timeout
         while not self._done.wait(0.5):
             if receiver.abandoned:
                 self.refuse(503, "Service Unavailable: HandleHttpRequest stopped")
+            elif time.monotonic() > deadline and self._claim_untaken():
+                self._answer(503, "Service Unavailable: Timeout occurred")
+
+    def _claim_untaken(self) -> bool:
+        with self._lock:
+            if self._claimed or self._taken:
+                return False
+            self._claimed = True
+            return True
 
 
 class _Receiver:

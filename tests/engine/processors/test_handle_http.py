@@ -458,3 +458,17 @@ def test_a_client_gone_before_its_answer_sends_the_flowfile_to_failure(tmp_path,
         assert any("could not answer the HTTP request" in message for message in web.bulletins("resp"))
         assert web.queued("answered") == []
         assert call(port, "POST", "/", b"still serving")[:2] == (200, b"still serving")
+
+
+def test_a_request_no_task_takes_is_answered_503_after_the_expiration(tmp_path, port):
+    services = {"map": ("StandardHttpContextMap", {"Request Expiration": "1 sec"})}
+    properties = {"Listening Port": str(port), "HTTP Context Map": "map"}
+    with ProcessorTestRunner("HandleHttpRequest", tmp_path, properties, input=False, services=services) as runner:
+        runner.run(1, stop=False)  # the server runs; no task is triggered after this one
+        started = time.monotonic()
+        status, body, _ = call(port, "POST", "/", b"nobody takes me")
+        assert status == 503 and b"Timeout occurred" in body
+        assert 0.9 <= time.monotonic() - started < 5
+        runner.run(1, stop=False)
+        assert runner.output("success") == []  # the answered request is not made a FlowFile afterwards
+        runner.stop()
