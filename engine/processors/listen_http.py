@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import email.parser
-import email.policy
 import gzip
-import http.server
 import re
-import socket
-import socketserver
 import ssl
 import struct
 import threading
 import time
 import zlib
-from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlsplit
-
-from cryptography import x509
 
 from engine.components import (
     AllowableValue,
@@ -30,6 +22,17 @@ from engine.components import (
     WrittenAttribute,
 )
 from engine.components import validators as v
+from engine.processors._http_server import (
+    ClientError,
+    Handler,
+    Listener,
+    dn,
+    multipart_parts,
+    peer_certificate,
+    request_body,
+    respond,
+    verify_mode,
+)
 from engine.services.apis import SSLContextProvider
 
 _BASE_PATH_SHAPE = re.compile(r"[^/]+.*[^/]+|[^/]+|")
@@ -110,7 +113,6 @@ _NO_CERTIFICATE = "none"
 _FLOWFILE_V3 = "application/flowfile-v3"
 _V3_MAGIC = b"NiFiFF3"
 _CHUNK = 64 * 1024
-_CONNECTION_TIMEOUT = 30.0
 #: How long a stopping server lets requests in progress finish before cutting their connections.
 _STOP_GRACE = 10.0
 
@@ -173,13 +175,13 @@ class ListenHTTP(Processor):
             yield "'Listening Port' and 'Listening Port for Health Check Requests' cannot have the same value"
 
     def on_scheduled(self, context):
-        self._listeners: list[_Listener] = []
+        self._listeners: list[Listener] = []
         receiver = _Receiver(context)
         provider = context.property(SSL_CONTEXT_SERVICE).as_service()
         ssl_context = health_context = None
         if provider is not None:
             ssl_context = provider.create_context(server_side=True)
-            ssl_context.verify_mode = _verify_mode(context.property(CLIENT_AUTHENTICATION).value, ssl_context)
+            ssl_context.verify_mode = verify_mode(context.property(CLIENT_AUTHENTICATION).value, ssl_context)
             health_context = provider.create_context(server_side=True)
         threads = context.property(MAX_THREADS).as_int()
         port = context.property(PORT).evaluate().as_int()
@@ -188,9 +190,11 @@ class ListenHTTP(Processor):
             if checked is not None:
                 context.confinement.check_listen(checked)
         try:
-            self._listeners.append(_Listener(port, receiver, ssl_context, threads, health_only=False))
+            self._listeners.append(Listener(port, receiver, ssl_context, threads, name="ListenHTTP",
+                                               stop_grace=_STOP_GRACE))
             if health_port is not None:
-                self._listeners.append(_Listener(health_port, receiver, health_context, threads, health_only=True))
+                self._listeners.append(Listener(health_port, receiver, health_context, threads, health_only=True,
+                                                   name="ListenHTTP", stop_grace=_STOP_GRACE))
         except BaseException:
             self._stop_listeners()
             raise
@@ -214,24 +218,6 @@ class ListenHTTP(Processor):
         self._listeners = []
 
 
-def _verify_mode(policy: str | None, context: ssl.SSLContext) -> ssl.VerifyMode:
-    if policy == "REQUIRED":
-        return ssl.CERT_REQUIRED
-    if policy == "WANT":
-        return ssl.CERT_OPTIONAL
-    if policy == "AUTO" and context.cert_store_stats().get("x509", 0) > 0:
-        return ssl.CERT_REQUIRED
-    return ssl.CERT_NONE
-
-
-class _ClientError(Exception):
-    """A request answered with ``status`` (the connection is closed: its body may be unread)."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-
-
 class _Receiver:
     """What the request threads share: the configuration, and how one request becomes FlowFiles."""
 
@@ -252,29 +238,29 @@ class _Receiver:
 
     # -- dispatch -------------------------------------------------------------------------
 
-    def handle(self, handler: _Handler, health_only: bool) -> None:
+    def handle(self, handler: Handler, health_only: bool) -> None:
         path = urlsplit(handler.path).path
         method = handler.command
         if path == self.health_path and method in ("GET", "HEAD"):
-            _respond(handler, 200, b"OK")
+            respond(handler, 200, b"OK")
         elif health_only or (path != self.path and path != self.health_path):
-            _respond(handler, 404, b"Not Found", close=True)
+            respond(handler, 404, b"Not Found", close=True)
         elif path == self.health_path:
-            _respond(handler, 405, b"Method Not Allowed", close=True, headers={"Allow": "GET, HEAD"})
+            respond(handler, 405, b"Method Not Allowed", close=True, headers={"Allow": "GET, HEAD"})
         elif method == "POST":
             self.post(handler)
         elif method == "HEAD":
-            _respond(handler, 200, headers={"Accept-Encoding": "gzip", "Accept": f"{_FLOWFILE_V3},*/*;q=0.8",
+            respond(handler, 200, headers={"Accept-Encoding": "gzip", "Accept": f"{_FLOWFILE_V3},*/*;q=0.8",
                                             "x-nifi-transfer-protocol-version": "3"})
         elif method == "CONNECT":
-            _respond(handler, 400, b"Bad Request", close=True)
+            respond(handler, 400, b"Bad Request", close=True)
         else:
-            _respond(handler, 405, b"Method Not Allowed", close=True, headers={"Allow": "POST, HEAD"})
+            respond(handler, 405, b"Method Not Allowed", close=True, headers={"Allow": "POST, HEAD"})
 
-    def post(self, handler: _Handler) -> None:
+    def post(self, handler: Handler) -> None:
         context = self.context
         if not context.available_relationships():
-            _respond(handler, 503, b"Service Unavailable: the outgoing connection is full", close=True)
+            respond(handler, 503, b"Service Unavailable: the outgoing connection is full", close=True)
             return
         subject, issuer = _certificate_dns(handler.connection)
         if subject != _NO_CERTIFICATE:
@@ -286,7 +272,7 @@ class _Receiver:
             if problem is not None:
                 context.logger.warning("access forbidden to %s: subject %r, issuer %r", handler.client_address[0],
                                        subject, issuer)
-                _respond(handler, 403, f"Forbidden: {problem}".encode(), close=True)
+                respond(handler, 403, f"Forbidden: {problem}".encode(), close=True)
                 return
         session = context.create_session()
         try:
@@ -298,17 +284,17 @@ class _Receiver:
             elif media_type == _FLOWFILE_V3:
                 flowfiles = self._packaged(session, handler, body, subject, issuer)
             elif media_type.startswith("application/flowfile"):
-                raise _ClientError(415, f"Unsupported Media Type: {media_type} packages cannot be unpacked; "
+                raise ClientError(415, f"Unsupported Media Type: {media_type} packages cannot be unpacked; "
                                    f"send {_FLOWFILE_V3}")
             else:
                 flowfiles = [self._single(session, handler, body, subject, issuer)]
             for flowfile in flowfiles:
                 session.transfer(flowfile, SUCCESS)
             session.commit()
-        except _ClientError as error:
+        except ClientError as error:
             session.rollback()
             context.logger.warning("refused a request from %s: %s", handler.client_address[0], error)
-            _respond(handler, error.status, str(error).encode(), close=True)
+            respond(handler, error.status, str(error).encode(), close=True)
             return
         except (ConnectionError, TimeoutError) as error:
             session.rollback()
@@ -319,27 +305,16 @@ class _Receiver:
             session.rollback()
             context.logger.error("could not receive the request from %s: %s: %s", handler.client_address[0],
                                  type(error).__name__, error)
-            _respond(handler, 500, f"Internal Server Error: {type(error).__name__}".encode(), close=True)
+            respond(handler, 500, f"Internal Server Error: {type(error).__name__}".encode(), close=True)
             return
         context.logger.debug("received %d FlowFile(s) from %s", len(flowfiles), handler.client_address[0])
-        _respond(handler, self.return_code)
+        respond(handler, self.return_code)
 
     # -- turning requests into FlowFiles ----------------------------------------------------
 
-    def _body(self, handler: _Handler):
+    def _body(self, handler: Handler):
         headers = handler.headers
-        chunked = "chunked" in headers.get("Transfer-Encoding", "").lower()
-        length = headers.get("Content-Length")
-        if not chunked and length is not None:
-            try:
-                size = int(length)
-            except ValueError:
-                raise _ClientError(400, f"Bad Request: Content-Length {length!r}") from None
-            if size < 0:
-                raise _ClientError(400, f"Bad Request: Content-Length {length!r}")
-        else:
-            size = None if chunked else 0
-        body = _RequestBody(handler.rfile, size, self.throttle)
+        body = request_body(handler, self.throttle)
         gzipped = (headers.get("flowfile-gzipped", "").strip().lower() == "true"
                    or headers.get("Content-Encoding", "").strip().lower() == "gzip")
         return _Gunzip(body) if gzipped else body
@@ -372,27 +347,27 @@ class _Receiver:
         flowfiles = []
         header = _read_exact(body, len(_V3_MAGIC), allow_end=True)
         if header is None:
-            raise _ClientError(400, "Bad Request: the FlowFile-v3 package is empty")
+            raise ClientError(400, "Bad Request: the FlowFile-v3 package is empty")
         while header is not None:
             started = time.monotonic()
             if header != _V3_MAGIC:
-                raise _ClientError(400, "Bad Request: not in FlowFile-v3 format")
+                raise ClientError(400, "Bad Request: not in FlowFile-v3 format")
             count = _field_length(body)
             if count == 0:
-                raise _ClientError(400, "Bad Request: a packaged FlowFile has no attributes")
+                raise ClientError(400, "Bad Request: a packaged FlowFile has no attributes")
             attributes = {}
             for _ in range(count):
                 key = _read_exact(body, _field_length(body)).decode("utf-8", errors="replace")
                 attributes[key] = _read_exact(body, _field_length(body)).decode("utf-8", errors="replace")
             remaining = struct.unpack(">q", _read_exact(body, 8))[0]
             if remaining < 0:
-                raise _ClientError(400, "Bad Request: a packaged FlowFile has a negative size")
+                raise ClientError(400, "Bad Request: a packaged FlowFile has a negative size")
 
             def copy(out, remaining=remaining) -> None:
                 while remaining > 0:
                     chunk = body.read(min(_CHUNK, remaining))
                     if not chunk:
-                        raise _ClientError(400, "Bad Request: the FlowFile-v3 package ends inside a content")
+                        raise ClientError(400, "Bad Request: the FlowFile-v3 package ends inside a content")
                     out.write(chunk)
                     remaining -= len(chunk)
 
@@ -413,38 +388,13 @@ class _Receiver:
 
     def _multipart(self, session, handler, body, content_type, subject, issuer):
         started = time.monotonic()
-        data = body.read(self.multipart_max + 1)
-        if len(data) > self.multipart_max:
-            raise _ClientError(413, f"Payload Too Large: multipart requests are limited to {self.multipart_max} "
-                               f"bytes")
-        if body.read(1):
-            raise _ClientError(413, "Payload Too Large")
-        message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
-            b"Content-Type: " + content_type.encode("latin-1") + b"\r\n\r\n" + data)
-        if not message.is_multipart():
-            raise _ClientError(400, "Bad Request: the multipart/form-data body could not be parsed")
-        parts = list(message.iter_parts())
+        parts = multipart_parts(body, content_type, self.multipart_max)
         request_attributes = self._request_attributes(handler, subject, issuer)
         transit_uri = self._transit_uri(handler)
         flowfiles = []
-        for number, part in enumerate(parts, 1):
-            payload = part.get_payload(decode=True) or b""
+        for payload, attributes in parts:
             flowfile = session.write_bytes(session.create(), payload)
-            attributes = {**request_attributes}
-            for name, value in part.items():
-                attributes[f"http.headers.multipart.{name}"] = str(value)
-            attributes["http.multipart.size"] = str(len(payload))
-            if part.get("Content-Type") is not None:
-                attributes["http.multipart.content.type"] = str(part.get("Content-Type"))
-            name = part.get_param("name", header="Content-Disposition")
-            if name is not None:
-                attributes["http.multipart.name"] = str(name)
-            filename = part.get_filename()
-            if filename is not None:
-                attributes["http.multipart.filename"] = filename
-            attributes["http.multipart.fragments.sequence.number"] = str(number)
-            attributes["http.multipart.fragments.total.number"] = str(len(parts))
-            flowfile = session.put_all_attributes(flowfile, attributes)
+            flowfile = session.put_all_attributes(flowfile, {**request_attributes, **attributes})
             session.provenance.receive(flowfile, transit_uri, details=f"Remote DN={subject}, Issuer DN={issuer}",
                                        duration=int((time.monotonic() - started) * 1000))
             flowfiles.append(flowfile)
@@ -480,7 +430,7 @@ def _read_exact(body, count: int, allow_end: bool = False) -> bytes | None:
         if not chunk:
             if allow_end and not data:
                 return None
-            raise _ClientError(400, "Bad Request: the FlowFile-v3 package is truncated")
+            raise ClientError(400, "Bad Request: the FlowFile-v3 package is truncated")
         data += chunk
     return bytes(data)
 
@@ -493,80 +443,10 @@ def _field_length(body) -> int:
 
 def _certificate_dns(connection) -> tuple[str, str]:
     """The client certificate's subject and issuer DNs, or 'none'."""
-    getpeercert = getattr(connection, "getpeercert", None)
-    der = getpeercert(binary_form=True) if getpeercert is not None else None
-    if not der:
+    certificate = peer_certificate(connection)
+    if certificate is None:
         return _NO_CERTIFICATE, _NO_CERTIFICATE
-    certificate = x509.load_der_x509_certificate(der)
-    return _dn(certificate.subject), _dn(certificate.issuer)
-
-
-def _dn(name: x509.Name) -> str:
-    """A DN written most specific first with ', ' between elements ('CN=a, O=b, C=US')."""
-    return ", ".join(rdn.rfc4514_string() for rdn in reversed(name.rdns))
-
-
-def _respond(handler: _Handler, status: int, body: bytes = b"", *, close: bool = False,
-             headers: dict[str, str] | None = None) -> None:
-    handler.send_response(status)
-    handler.send_header("Content-Type", "text/plain")
-    for name, value in (headers or {}).items():
-        handler.send_header(name, value)
-    if status >= 200 and status not in (204, 304):
-        handler.send_header("Content-Length", str(len(body) if handler.command != "HEAD" else 0))
-    if close:
-        handler.send_header("Connection", "close")
-        handler.close_connection = True
-    handler.end_headers()
-    if body and handler.command != "HEAD" and status >= 200 and status not in (204, 304):
-        handler.wfile.write(body)
-
-
-class _RequestBody:
-    """The body of a request, read from the connection: ``size`` bytes, or chunked (None)."""
-
-    def __init__(self, rfile, size: int | None, throttle: _Throttle | None) -> None:
-        self._rfile = rfile
-        self._remaining = size  # in the body, or in the current chunk when chunked
-        self._chunked = size is None
-        self._done = size == 0
-        self._throttle = throttle
-
-    def read(self, size: int = -1) -> bytes:
-        if self._done:
-            return b""
-        if self._chunked and self._remaining in (None, 0):
-            self._next_chunk()
-            if self._done:
-                return b""
-        wanted = self._remaining if size is None or size < 0 else min(size, self._remaining)
-        if self._throttle is not None:
-            wanted = min(wanted, self._throttle.chunk)
-        data = self._rfile.read(wanted)
-        if len(data) < wanted:
-            raise ConnectionError("the client closed the connection before sending the whole body")
-        self._remaining -= len(data)
-        if self._remaining == 0 and not self._chunked:
-            self._done = True
-        if self._throttle is not None:
-            self._throttle.consume(len(data))
-        return data
-
-    def _next_chunk(self) -> None:
-        # After a chunk's data comes its CRLF (not before the first chunk, where _remaining is None).
-        if self._remaining == 0 and self._rfile.readline(1024) not in (b"\r\n", b"\n"):
-            raise _ClientError(400, "Bad Request: malformed chunked body")
-        line = self._rfile.readline(1024)
-        if not line:
-            raise ConnectionError("the client closed the connection in the middle of a chunked body")
-        try:
-            self._remaining = int(line.split(b";", 1)[0].strip(), 16)
-        except ValueError:
-            raise _ClientError(400, "Bad Request: malformed chunk size") from None
-        if self._remaining == 0:
-            while self._rfile.readline(8192) not in (b"\r\n", b"\n", b""):
-                pass  # trailers
-            self._done = True
+    return dn(certificate.subject), dn(certificate.issuer)
 
 
 class _Gunzip:
@@ -581,7 +461,7 @@ class _Gunzip:
         except (ConnectionError, TimeoutError):
             raise
         except (OSError, EOFError, zlib.error) as error:
-            raise _ClientError(400, f"Bad Request: the gzip body cannot be decompressed: {error}") from error
+            raise ClientError(400, f"Bad Request: the gzip body cannot be decompressed: {error}") from error
 
 
 class _Throttle:
@@ -600,137 +480,3 @@ class _Throttle:
             self._next = start + count / self._rate
         if start > now:
             time.sleep(start - now)
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = "Flowsite-ListenHTTP"
-    timeout = _CONNECTION_TIMEOUT
-    server: _Server
-
-    def handle_one_request(self) -> None:
-        listener = self.server.listener
-        listener.set_busy(self.connection, False)
-        super().handle_one_request()
-        if listener.closed:
-            self.close_connection = True
-
-    def parse_request(self) -> bool:
-        self.server.listener.set_busy(self.connection, True)
-        return super().parse_request()
-
-    def _dispatch(self) -> None:
-        self.server.listener.receiver.handle(self, self.server.listener.health_only)
-
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_TRACE = do_CONNECT = _dispatch
-
-    def log_message(self, format, *args) -> None:
-        pass
-
-
-class _Server(http.server.HTTPServer):
-    allow_reuse_address = True
-
-    def __init__(self, listener: _Listener, port: int) -> None:
-        self.listener = listener
-        super().__init__(("0.0.0.0", port), _Handler)
-
-    def server_bind(self) -> None:
-        # HTTPServer would look its host name up (a DNS query that may hang); it is not needed.
-        socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[:2]
-
-    def process_request(self, request, client_address) -> None:
-        self.listener.submit(request, client_address)
-
-    def handle_error(self, request, client_address) -> None:
-        pass  # a client that went away, a failed TLS handshake: nothing the flow must hear about
-
-
-class _Listener:
-    """One listening port: an accepting thread and a bounded pool of request threads."""
-
-    def __init__(self, port: int, receiver: _Receiver, ssl_context: ssl.SSLContext | None, threads: int,
-                 health_only: bool) -> None:
-        self.receiver = receiver
-        self.health_only = health_only
-        self.closed = False
-        self._ssl_context = ssl_context
-        self._connections: dict[socket.socket, bool] = {}
-        self._lock = threading.Lock()
-        self._server = _Server(self, port)
-        self.port = self._server.server_address[1]
-        self._executor = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"ListenHTTP-{self.port}")
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
-                                        name=f"ListenHTTP-{self.port}-accept", daemon=True)
-        self._thread.start()
-
-    def submit(self, request: socket.socket, client_address) -> None:
-        try:
-            self._executor.submit(self._serve, request, client_address)
-        except RuntimeError:  # closing: the executor takes no more work
-            self._server.shutdown_request(request)
-
-    def _serve(self, request: socket.socket, client_address) -> None:
-        connection = request
-        try:
-            with self._lock:
-                if self.closed:
-                    return
-                self._connections[request] = True
-            if self._ssl_context is not None:
-                request.settimeout(_CONNECTION_TIMEOUT)
-                connection = self._ssl_context.wrap_socket(request, server_side=True)
-                with self._lock:
-                    self._connections.pop(request, None)
-                    if self.closed:
-                        return
-                    self._connections[connection] = False
-            self._server.finish_request(connection, client_address)
-        except (OSError, ssl.SSLError):
-            pass  # the client went away or failed the TLS handshake
-        finally:
-            with self._lock:
-                self._connections.pop(request, None)
-                self._connections.pop(connection, None)
-            self._server.shutdown_request(connection)
-
-    def set_busy(self, connection: socket.socket, busy: bool) -> None:
-        with self._lock:
-            if connection in self._connections:
-                self._connections[connection] = busy
-
-    def close(self) -> None:
-        """Stop accepting and free the port; idle kept-alive connections are closed, requests in
-        progress finish."""
-        with self._lock:
-            if self.closed:
-                return
-            self.closed = True
-            idle = [connection for connection, busy in self._connections.items() if not busy]
-        self._server.shutdown()
-        self._server.server_close()
-        _cut(idle)
-
-    def wait(self) -> None:
-        """Wait for the requests in progress to end; after a grace period their connections are
-        cut (their sessions roll back: nothing was acknowledged)."""
-        deadline = time.monotonic() + _STOP_GRACE
-        while time.monotonic() < deadline:
-            with self._lock:
-                if not self._connections:
-                    break
-            time.sleep(0.05)
-        with self._lock:
-            remaining = list(self._connections)
-        _cut(remaining)
-        self._executor.shutdown(wait=True)
-        self._thread.join(timeout=5)
-
-
-def _cut(connections) -> None:
-    for connection in connections:
-        try:
-            connection.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass

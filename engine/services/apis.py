@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from engine.record.api import RecordReader, RecordSetWriter, WriteResult
     from engine.record.schema import RecordSchema
 
-__all__ = ["DBCPService", "DistributedMapCacheClient", "RecordReaderFactory", "RecordSetWriterFactory", "RedisConnectionPool",
-           "SSLContextProvider"]
+__all__ = ["DBCPService", "DistributedMapCacheClient", "HttpContextMap", "HttpExchange", "RecordReaderFactory",
+           "RecordSetWriterFactory", "RedisConnectionPool", "SSLContextProvider"]
 
 
 class SSLContextProvider(ABC):
@@ -83,6 +83,53 @@ class DistributedMapCacheClient(ABC):
     @abstractmethod
     def remove(self, key: str) -> bool:
         """Remove ``key``; True if it was present."""
+
+
+class HttpExchange(ABC):
+    """One HTTP request waiting for its answer, as a listening processor registers it in an
+    ``HttpContextMap``. Exactly one party answers it: whoever ``claim`` lets through."""
+
+    @abstractmethod
+    def claim(self) -> bool:
+        """Take the right to answer; False when the request was already answered, refused or expired."""
+
+    @abstractmethod
+    def send(self, status: int, headers: Sequence[tuple[str, str]], body: BinaryIO, length: int) -> None:
+        """Send the answer (after ``claim``): ``length`` bytes read from ``body``. Raises ``OSError``
+        when the client is gone."""
+
+    @abstractmethod
+    def finish(self) -> None:
+        """End the exchange (the request's thread is released; the connection may serve another)."""
+
+    @abstractmethod
+    def refuse(self, status: int, message: str) -> bool:
+        """Answer ``status`` with ``message`` and finish, unless somebody claimed the exchange
+        first; True when it did."""
+
+
+class HttpContextMap(ABC):
+    """Holds HTTP requests between the processor that received them and the one that answers
+    them (NiFi's ``HttpContextMap``)."""
+
+    nifi_api = "org.apache.nifi.http.HttpContextMap"
+
+    @abstractmethod
+    def register(self, identifier: str, exchange: HttpExchange) -> bool:
+        """Keep ``exchange`` under ``identifier``; False when the map is full."""
+
+    @abstractmethod
+    def get_response(self, identifier: str) -> HttpExchange | None:
+        """The exchange registered under ``identifier`` (None when unknown, answered or expired)."""
+
+    @abstractmethod
+    def complete(self, identifier: str) -> None:
+        """Forget the exchange and finish it; raises ``KeyError`` when none is registered."""
+
+    @property
+    @abstractmethod
+    def request_timeout(self) -> float:
+        """Seconds after which an unanswered request is answered 503 Service Unavailable."""
 
 
 class RedisConnectionPool(ABC):
