@@ -56,7 +56,7 @@ def test_stored_state_needs_an_initial_value_and_its_relationship(tmp_path):
 
 
 def test_an_expression_failing_for_a_flowfile_rolls_back_and_penalizes(tmp_path):
-    with ProcessorTestRunner("UpdateAttribute", tmp_path, {"n": "${value:plus(1)}"}) as runner:
+    with ProcessorTestRunner("UpdateAttribute", tmp_path, {"n": "${value:format('yyyy')}"}) as runner:
         runner.enqueue(b"", value="not a number")
         runner.run()
         assert runner.output("success") == []
