@@ -328,8 +328,9 @@ _LIBRARY = [
     Function("find", lambda s, regex: regex.search(s) is not None, S, B, params=(Type.REGEX,), on_null=False),
     Function("in", lambda s, *values: s in values, S, B, params=(S,), variadic=S, on_null=False),
     Function("not", lambda s: not s, B, B),
-    Function("and", lambda s, other: s and other, B, B, params=(B,)),
-    Function("or", lambda s, other: s or other, B, B, params=(B,)),
+    # As in NiFi, only a false (true) subject decides and (or); a null one defers to the argument.
+    Function("and", lambda s, other: False if s is False else other, B, B, params=(B,), on_null=CALL),
+    Function("or", lambda s, other: True if s is True else other, B, B, params=(B,), on_null=CALL),
     Function("gt", lambda s, other: s > other, N, B, params=(N,), on_null=False),
     Function("ge", lambda s, other: s >= other, N, B, params=(N,), on_null=False),
     Function("lt", lambda s, other: s < other, N, B, params=(N,), on_null=False),

@@ -15,7 +15,7 @@ __all__ = ["parse"]
 
 _SPECIAL = frozenset("$|{}()[],:;/*'\" \t\r\n")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_NUMBER = re.compile(r"-?\d+(\.\d+)?")
+_NUMBER = re.compile(r"-?(?:\d+(\.\d*)?|(\.)\d+)([eE][+-]?\d+)?(?![A-Za-z_])")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", "'": "'", '"': '"'}
 _PARAMETER_NAME = re.compile(r"[A-Za-z0-9 ._-]+")
 
@@ -258,7 +258,8 @@ class _Parser:
         number = _NUMBER.match(self.text, position)
         if number is not None:
             self.pos = number.end()
-            return Const(float(number.group()) if number.group(1) else int(number.group()), position)
+            text = number.group()
+            return Const(float(text) if any(number.groups()) else int(text), position)
         word = _IDENTIFIER.match(self.text, position)
         if word is not None and word.group() in ("true", "false"):
             self.pos = word.end()

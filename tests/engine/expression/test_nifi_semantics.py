@@ -125,6 +125,14 @@ def test_multi_attribute_misuse_is_refused_when_compiled(text, position, fragmen
     ("${filename:not()}", "true"),
     ("${bool:and(${filename})}", "false"),
     ("${missing:not()}", ""),
+    # and/or: only a false (or true) subject decides; a null subject defers to the argument.
+    ("${missing:and(true)}", "true"),
+    ("${missing:or(false)}", "false"),
+    ("${bool:and(${missing})}", ""),
+    # Decimal literals in NiFi's forms.
+    ("${literal(1.11E-12)}", "1.11E-12"),
+    ("${literal(.1E1):plus(1)}", "2.0"),
+    ("${literal(-2):multiply(1.5)}", "-3.0"),
     # Equality: null equals nothing, not even null.
     ("${missing:equals(${missing2})}", "false"),
     ("${literal(7):equals('7')}", "true"),
