@@ -5,6 +5,7 @@ from __future__ import annotations
 import calendar
 import re
 from datetime import datetime, timedelta, timezone, tzinfo
+from collections.abc import Callable
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -68,6 +69,26 @@ def _format_field(letter: str, count: int, dt: datetime, nanos: int) -> str:
     return f"{value:0{count}d}"
 
 
+_NUMERIC = {"d": "day", "H": "hour", "m": "minute", "s": "second"}
+
+
+def _writer(token: tuple[str, int] | str) -> Callable[[datetime, int], str]:
+    """A function rendering one pattern token; the common numeric fields skip the general dispatch."""
+    if isinstance(token, str):
+        return lambda dt, nanos: token
+    letter, count = token
+    if letter in _NUMERIC:
+        field, spec = _NUMERIC[letter], f"0{count}d"
+        return lambda dt, nanos: format(getattr(dt, field), spec)
+    if letter in "ML" and count <= 2:
+        spec = f"0{count}d"
+        return lambda dt, nanos: format(dt.month, spec)
+    if letter in "yu" and count != 2:
+        spec = f"0{count}d"
+        return lambda dt, nanos: format(dt.year, spec)
+    return lambda dt, nanos: _format_field(letter, count, dt, nanos)
+
+
 def _names(names: tuple[str, ...], count: int) -> str:
     return "|".join(name if count >= 4 else name[:3] for name in names)
 
@@ -124,6 +145,7 @@ class DatePattern:
             else:
                 self._tokens.append(char)
                 i += 1
+        self._writers = [_writer(token) for token in self._tokens]
         parts = []
         for index, token in enumerate(self._tokens):
             if isinstance(token, str):
@@ -136,7 +158,7 @@ class DatePattern:
         """Render ``dt`` in this pattern; ``nanos`` is the nanosecond of the second when finer than ``dt``'s."""
         if nanos is None:
             nanos = dt.microsecond * 1000
-        return "".join(token if isinstance(token, str) else _format_field(*token, dt, nanos) for token in self._tokens)
+        return "".join([writer(dt, nanos) for writer in self._writers])
 
     def parse(self, text: str, zone: tzinfo = UTC) -> datetime:
         """Parse ``text``; fields the pattern lacks default to 1970-01-01 00:00:00 in ``zone``."""

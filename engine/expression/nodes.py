@@ -1,6 +1,9 @@
-"""The syntax tree of a compiled expression; every node evaluates itself against a Scope."""
+"""The syntax tree of a compiled expression. Each node builds, once, a Python closure that evaluates it against
+a Scope, with the conversions its static types make unnecessary left out."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from engine.expression.errors import ExpressionError
 from engine.expression.functions import CALL, PROPAGATE, Function, Scope
@@ -9,13 +12,43 @@ from engine.expression.types import Type, Value, coerce, render
 __all__ = ["Node", "Attribute", "Const", "Coerce", "Call", "Item", "DynamicAttribute", "ParameterReference", "MultiCall",
            "Reduce", "Template"]
 
+Runner = Callable[[Scope], Value]
+_FAILURES = (ValueError, ArithmeticError, OverflowError)
+# Result types that already hold the kind of value a parameter of the given type needs.
+_ALREADY = {
+    Type.STRING: {Type.STRING},
+    Type.NUMBER: {Type.NUMBER, Type.WHOLE, Type.DECIMAL},
+    Type.WHOLE: {Type.WHOLE},
+    Type.DECIMAL: {Type.DECIMAL},
+    Type.BOOLEAN: {Type.BOOLEAN},
+    Type.DATE: {Type.DATE},
+    Type.INSTANT: {Type.INSTANT},
+}
+
+
+def _converter(source: Type, required: Type, nullable: bool) -> Callable[[Value], object] | None:
+    """How to convert a value of static type ``source`` for ``required``; None when it needs nothing (a null
+    String still becomes empty when ``nullable`` says the function receives nulls)."""
+    if required is Type.ANY or (source in _ALREADY.get(required, ()) and not (nullable and required is Type.STRING)):
+        return None
+    return lambda value: coerce(value, required)
+
 
 class Node:
     """A syntax-tree node: ``type`` is its static type, ``position`` its offset in the expression text."""
 
-    __slots__ = ("type", "position")
+    __slots__ = ("type", "position", "_run")
 
     def evaluate(self, scope: Scope) -> Value:
+        """This node's value for ``scope`` (the closure is built on first use, then reused)."""
+        try:
+            run = self._run
+        except AttributeError:
+            run = self._run = self.build()
+        return run(scope)
+
+    def build(self) -> Runner:
+        """A closure computing this node's value from a Scope."""
         raise NotImplementedError
 
 
@@ -27,8 +60,13 @@ class Attribute(Node):
     def __init__(self, name: str, position: int) -> None:
         self.name, self.position, self.type = name, position, Type.STRING
 
-    def evaluate(self, scope: Scope) -> Value:
-        return scope.lookup(self.name)
+    def build(self) -> Runner:
+        name = self.name
+
+        def attribute(scope: Scope) -> Value:
+            value = scope.attributes.get(name)
+            return scope.variables.get(name) if value is None else value
+        return attribute
 
 
 class Const(Node):
@@ -45,8 +83,9 @@ class Const(Node):
         else:
             self.type = Type.STRING
 
-    def evaluate(self, scope: Scope) -> object:
-        return self.value
+    def build(self) -> Runner:
+        value = self.value
+        return lambda scope: value  # type: ignore[return-value]
 
 
 class Coerce(Node):
@@ -58,24 +97,17 @@ class Coerce(Node):
         self.inner, self.required, self.label = inner, required, label
         self.position, self.type = position, required
 
-    def evaluate(self, scope: Scope) -> object:
-        value = self.inner.evaluate(scope)
-        try:
-            return coerce(value, self.required)
-        except ValueError as exc:
-            raise ExpressionError(f"{self.label}: {exc}", self.position) from None
+    def build(self) -> Runner:
+        inner, required, label, position = self.inner.build(), self.required, self.label, self.position
+        if _converter(self.inner.type, required, nullable=True) is None:
+            return inner
 
-
-def _apply(function: Function, subject: Value, args: list[object], position: int) -> Value:
-    try:
-        if function.on_null is CALL:
-            return function.impl(coerce(subject, function.subject), *args)  # type: ignore[arg-type]
-        value = None if subject is None else coerce(subject, function.subject)  # type: ignore[arg-type]
-        if value is None or None in args:
-            return None if function.on_null is PROPAGATE else function.on_null  # type: ignore[return-value]
-        return function.impl(value, *args)
-    except (ValueError, ArithmeticError, OverflowError) as exc:
-        raise ExpressionError(f"{function.name}: {exc}", position) from None
+        def convert(scope: Scope) -> Value:
+            try:
+                return coerce(inner(scope), required)  # type: ignore[return-value]
+            except ValueError as exc:
+                raise ExpressionError(f"{label}: {exc}", position) from None
+        return convert
 
 
 class Call(Node):
@@ -87,17 +119,62 @@ class Call(Node):
         self.function, self.subject, self.args, self.position = function, subject, args, position
         self.type = function.result
 
-    def evaluate(self, scope: Scope) -> Value:
+    def build(self) -> Runner:
+        function, position = self.function, self.position
+        impl, name = function.impl, function.name
+        args = [arg.build() for arg in self.args]
+        constant = all(isinstance(arg, Const) for arg in self.args)
+        values = tuple(arg.value for arg in self.args) if constant else ()  # type: ignore[attr-defined]
+
+        def fail(exc: Exception) -> ExpressionError:
+            return ExpressionError(f"{name}: {exc}", position)
+
         if self.subject is None:
-            args = [arg.evaluate(scope) for arg in self.args]
+            def standalone(scope: Scope) -> Value:
+                try:
+                    return impl(scope, *[arg(scope) for arg in args])
+                except ExpressionError:
+                    raise
+                except (*_FAILURES, OSError) as exc:
+                    raise fail(exc) from None
+            return standalone
+
+        subject = self.subject.build()
+        nullable = function.on_null is CALL
+        convert = _converter(self.subject.type, function.subject, nullable)  # type: ignore[arg-type]
+        if nullable:
+            def handles_null(scope: Scope) -> Value:
+                value = subject(scope)
+                try:
+                    if convert is not None:
+                        value = convert(value)  # type: ignore[assignment]
+                    return impl(value, *[arg(scope) for arg in args])
+                except ExpressionError:
+                    raise
+                except _FAILURES as exc:
+                    raise fail(exc) from None
+            return handles_null
+
+        default = None if function.on_null is PROPAGATE else function.on_null
+
+        def call(scope: Scope) -> Value:
+            value = subject(scope)
+            if value is None:
+                return default  # type: ignore[return-value]
             try:
-                return self.function.impl(scope, *args)
-            except (ValueError, ArithmeticError, OSError) as exc:
-                raise ExpressionError(f"{self.function.name}: {exc}", self.position) from None
-        subject = self.subject.evaluate(scope)
-        if subject is None and self.function.on_null is not CALL:
-            return None if self.function.on_null is PROPAGATE else self.function.on_null  # type: ignore[return-value]
-        return _apply(self.function, subject, [arg.evaluate(scope) for arg in self.args], self.position)
+                if convert is not None:
+                    value = convert(value)  # type: ignore[assignment]
+                    if value is None:  # text that is no number, for instance
+                        return default  # type: ignore[return-value]
+                arguments = values if constant else [arg(scope) for arg in args]
+                if None in arguments:
+                    return default  # type: ignore[return-value]
+                return impl(value, *arguments)
+            except ExpressionError:
+                raise
+            except _FAILURES as exc:
+                raise fail(exc) from None
+        return call
 
 
 class Item(Node):
@@ -108,8 +185,8 @@ class Item(Node):
     def __init__(self, position: int) -> None:
         self.position, self.type = position, Type.STRING
 
-    def evaluate(self, scope: Scope) -> Value:
-        return scope.item
+    def build(self) -> Runner:
+        return lambda scope: scope.item  # type: ignore[return-value]
 
 
 class DynamicAttribute(Node):
@@ -120,8 +197,9 @@ class DynamicAttribute(Node):
     def __init__(self, name: Node, position: int) -> None:
         self.name, self.position, self.type = name, position, Type.STRING
 
-    def evaluate(self, scope: Scope) -> Value:
-        return scope.lookup(render(self.name.evaluate(scope)))
+    def build(self) -> Runner:
+        name = self.name.build()
+        return lambda scope: scope.lookup(render(name(scope)))
 
 
 class ParameterReference(Node):
@@ -133,14 +211,27 @@ class ParameterReference(Node):
     def __init__(self, name: str, position: int) -> None:
         self.name, self.position, self.type = name, position, Type.STRING
 
-    def evaluate(self, scope: Scope) -> Value:
-        return scope.parameters.get(self.name)
+    def build(self) -> Runner:
+        name = self.name
+        return lambda scope: scope.parameters.get(name)
 
 
-def _values(source: Call, scope: Scope) -> list[Value]:
-    values = source.evaluate(scope)
-    # With nothing to visit NiFi still evaluates the chain once, on null.
-    return values if values else [None]  # type: ignore[return-value]
+def _visit(source: Call, chain: Node) -> Callable[[Scope], list[Value]]:
+    """A closure giving the chain's result for each value the multi-attribute subject visits."""
+    values_of, run = source.build(), chain.build()
+
+    def visit(scope: Scope) -> list[Value]:
+        # With nothing to visit NiFi still evaluates the chain once, on null.
+        values = values_of(scope) or [None]
+        saved, results = scope.item, []
+        try:
+            for value in values:  # type: ignore[union-attr]
+                scope.item = value
+                results.append(run(scope))
+        finally:
+            scope.item = saved
+        return results
+    return visit
 
 
 class MultiCall(Node):
@@ -152,25 +243,16 @@ class MultiCall(Node):
         self.source, self.chain, self.position = source, chain, position
         self.type = Type.BOOLEAN
 
-    def evaluate(self, scope: Scope) -> Value:
-        values = _values(self.source, scope)
-        chain, saved = self.chain, scope.item
-        try:
-            if self.source.function.combine == "any":
-                for value in values:
-                    scope.item = value
-                    if chain.evaluate(scope) is True:
-                        return True
-                return False
-            for index, value in enumerate(values):
-                scope.item = value
-                result = chain.evaluate(scope)
-                # As in NiFi, a null result fails only the first value.
-                if result is False or (index == 0 and result is None):
-                    return False
-            return True
-        finally:
-            scope.item = saved
+    def build(self) -> Runner:
+        visit = _visit(self.source, self.chain)
+        if self.source.function.combine == "any":
+            return lambda scope: any(result is True for result in visit(scope))
+
+        def every(scope: Scope) -> bool:
+            results = visit(scope)
+            # As in NiFi, a null result fails only the first value.
+            return results[0] is True and all(result is not False for result in results)
+        return every
 
 
 class Reduce(Node):
@@ -182,20 +264,12 @@ class Reduce(Node):
         self.source, self.chain, self.function, self.args, self.position = source, chain, function, args, position
         self.type = function.result
 
-    def evaluate(self, scope: Scope) -> Value:
-        values = _values(self.source, scope)
-        chain, saved = self.chain, scope.item
-        results = []
-        try:
-            for value in values:
-                scope.item = value
-                results.append(chain.evaluate(scope))
-        finally:
-            scope.item = saved
+    def build(self) -> Runner:
+        visit = _visit(self.source, self.chain)
         if self.function.name == "count":
-            return sum(1 for result in results if result is not None and result is not False)
-        delimiter = render(self.args[0].evaluate(scope))
-        return delimiter.join(render(result) for result in results)
+            return lambda scope: sum(1 for result in visit(scope) if result is not None and result is not False)
+        delimiter = self.args[0].build()
+        return lambda scope: render(delimiter(scope)).join(render(result) for result in visit(scope))
 
 
 class Template(Node):
@@ -206,5 +280,9 @@ class Template(Node):
     def __init__(self, parts: list[str | Node]) -> None:
         self.parts, self.position, self.type = parts, 0, Type.STRING
 
-    def evaluate(self, scope: Scope) -> str:
-        return "".join(part if isinstance(part, str) else render(part.evaluate(scope)) for part in self.parts)
+    def build(self) -> Runner:
+        if len(self.parts) == 1 and isinstance(self.parts[0], Node):
+            only = self.parts[0].build()
+            return lambda scope: render(only(scope))
+        runners = [(lambda scope, text=part: text) if isinstance(part, str) else part.build() for part in self.parts]
+        return lambda scope: "".join([render(run(scope)) for run in runners])

@@ -6,7 +6,7 @@ import dataclasses
 import re
 
 from engine.expression.errors import ExpressionError
-from engine.expression.functions import FUNCTIONS, Function, Scope
+from engine.expression.functions import FUNCTIONS, Function
 from engine.expression.nodes import (Attribute, Call, Coerce, Const, DynamicAttribute, Item, MultiCall, Node,
                                      ParameterReference, Reduce, Template)
 from engine.expression.types import Type, coerce, compatible
@@ -28,8 +28,8 @@ class _ScopeArgument(Node):
     def __init__(self, position: int) -> None:
         self.position, self.type = position, Type.ANY
 
-    def evaluate(self, scope: Scope) -> Scope:  # type: ignore[override]
-        return scope
+    def build(self):  # type: ignore[no-untyped-def]
+        return lambda scope: scope
 
 
 def parse(text: str) -> Template:
