@@ -50,6 +50,18 @@ def test_stored_state_counts_across_flowfiles_and_runs(tmp_path):
         assert runner.state(Scope.LOCAL).values == {"count": "4"}
 
 
+def test_get_state_value_reads_the_stored_state(tmp_path):
+    properties = {"Store State": "Store state locally", "Stateful Variables Initial Value": "10",
+                  "count": "${getStateValue('count'):plus(1)}", "seen": "${getStateValue('count')}"}
+    with ProcessorTestRunner("UpdateAttribute", tmp_path, properties) as runner:
+        runner.enqueue(b"", count="attribute, not state")
+        runner.enqueue(b"")
+        runner.run()
+        assert [(f.attributes["count"], f.attributes["seen"]) for f in runner.output("success")] == \
+            [("11", "10"), ("12", "11")]
+        assert runner.state(Scope.LOCAL).values == {"count": "12", "seen": "11"}
+
+
 def test_stored_state_needs_an_initial_value_and_its_relationship(tmp_path):
     with ProcessorTestRunner("UpdateAttribute", tmp_path, {"Store State": "Store state locally", "n": "1"}) as r:
         assert r.validate() == ["'Stateful Variables Initial Value' is required when Store State is on"]
