@@ -11,7 +11,7 @@ from engine.expression.nodes import (Attribute, Call, Coerce, Const, DynamicAttr
                                      ParameterReference, Reduce, Template)
 from engine.expression.types import Type, coerce, compatible
 
-__all__ = ["parse"]
+__all__ = ["parse", "expression_ranges"]
 
 _SPECIAL = frozenset("$|{}()[],:;/*'\" \t\r\n")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -37,10 +37,23 @@ def parse(text: str) -> Template:
     return _Parser(text).template()
 
 
+def expression_ranges(text: str) -> list[tuple[int, int]]:
+    """The ``(start, end)`` offsets of each top-level ``${...}`` expression in a property value, ``end``
+    exclusive; for a malformed value, those before the fault. Lets the flow substitute ``#{name}`` outside
+    expressions while leaving references inside them to the expression (which reads its ``parameters``)."""
+    parser = _Parser(text)
+    try:
+        parser.template()
+    except ExpressionError:
+        pass
+    return parser.ranges
+
+
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.pos = 0
+        self.ranges: list[tuple[int, int]] = []
 
     def template(self) -> Template:
         text = self.text
@@ -65,6 +78,7 @@ class _Parser:
                         parts.append("".join(literal))
                         literal = []
                     parts.append(self.expression(end - 1))
+                    self.ranges.append((end - 1, self.pos))
                     i = self.pos
                     continue
             else:

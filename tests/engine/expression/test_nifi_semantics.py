@@ -5,7 +5,7 @@ import tracemalloc
 
 import pytest
 
-from engine.expression import ExpressionError, compile_expression, evaluate
+from engine.expression import ExpressionError, compile_expression, evaluate, expression_ranges
 from engine.expression.functions import MAX_PAD_LENGTH
 
 GUIDE = {"abc": "hello world", "xyz": "good bye world", "filename": "file.txt",
@@ -207,6 +207,15 @@ def test_parameters_inside_expressions():
     assert evaluate("${#{absent}:isNull()}", {}, parameters=parameters) == "true"
     # Attributes never stand in for parameters.
     assert evaluate("${#{test}}", {"test": "attribute"}, parameters={}) == ""
+
+
+def test_expression_ranges_locate_parameters_the_expression_resolves():
+    text = "#{dir}/${#{name}:toUpper()}-${a:equals('}')}$${x}#{tail}"
+    ranges = expression_ranges(text)
+    assert [text[start:end] for start, end in ranges] == ["${#{name}:toUpper()}", "${a:equals('}')}"]
+    inside = [start for start, _ in ranges]
+    assert text.index("#{name}") > inside[0] and text.index("#{tail}") > ranges[-1][1]
+    assert expression_ranges("${a} ${b:nope(") == [(0, 4)]
 
 
 @pytest.mark.parametrize("text, position, fragment", [
