@@ -5,9 +5,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import itertools
-import json
 import math
 import random as _random
+import re
 import socket
 import threading
 import uuid
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 from urllib.parse import quote_plus, unquote_plus
 
-from engine.expression import instants, multi, numbers, standalone
+from engine.expression import escaping, instants, json_functions, multi, numbers, standalone, text_functions
 from engine.expression.dates import UTC, DatePattern
 from engine.expression.types import Type, Value, java_replacement, to_date, to_string, to_whole
 
@@ -140,7 +140,7 @@ def _pad(left: bool) -> Callable[..., str]:
 
 def _is_empty(subject: Value) -> bool:
     text = to_string(subject)
-    return text is None or not text.strip()
+    return text is None or text_functions.java_is_blank(text)
 
 
 def _equals(subject: Value, other: Value) -> bool:
@@ -188,39 +188,40 @@ def _url_encode(subject: str) -> str:
     return quote_plus(subject, safe="*").replace("~", "%7E")
 
 
-def _escape_json(subject: str) -> str:
-    return json.dumps(subject, ensure_ascii=False)[1:-1].replace("/", "\\/")
+_BAD_PERCENT = re.compile(r"%(?![0-9a-fA-F]{2})")
 
 
-def _unescape_json(subject: str) -> str:
-    try:
-        return json.loads(f'"{subject}"')
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"invalid JSON escape: {exc.msg}") from None
-
-
-def _escape_xml(subject: str) -> str:
-    return (subject.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-            .replace('"', "&quot;").replace("'", "&apos;"))
-
-
-def _escape_csv(subject: str) -> str:
-    if any(char in subject for char in ',"\r\n'):
-        return '"' + subject.replace('"', '""') + '"'
-    return subject
+def _url_decode(subject: str) -> str:
+    # Java's URLDecoder refuses a % that does not start two hex digits; Python's would keep it.
+    bad = _BAD_PERCENT.search(subject)
+    if bad is not None:
+        raise ValueError(f"illegal escape {subject[bad.start():bad.start() + 3]!r} at offset {bad.start()}: "
+                         "a % must be followed by two hex digits")
+    return unquote_plus(subject, errors="replace")
 
 
 def _base64_decode(subject: str) -> str:
+    if len(subject) % 4 in (2, 3) and not subject.endswith("="):
+        subject += "=" * (4 - len(subject) % 4)  # Java's decoder does not require the padding
     try:
-        return base64.b64decode(subject, validate=True).decode("utf-8")
-    except (ValueError, UnicodeDecodeError) as exc:
+        decoded = base64.b64decode(subject, validate=True)
+    except ValueError as exc:
         raise ValueError(f"invalid Base64 value: {exc}") from None
+    return decoded.decode("utf-8", errors="replace")
+
+
+# Java's MessageDigest names (any case) and the hashlib algorithm each one is.
+_DIGESTS = {
+    "MD5": "md5", "SHA": "sha1", "SHA1": "sha1", "SHA-1": "sha1", "SHA-224": "sha224", "SHA-256": "sha256",
+    "SHA-384": "sha384", "SHA-512": "sha512", "SHA-512/224": "sha512_224", "SHA-512/256": "sha512_256",
+    "SHA3-224": "sha3_224", "SHA3-256": "sha3_256", "SHA3-384": "sha3_384", "SHA3-512": "sha3_512",
+}
 
 
 def _hash(subject: str, algorithm: str) -> str:
-    name = algorithm.replace("-", "").lower()
-    if name not in hashlib.algorithms_available:
-        raise ValueError(f"unknown hash algorithm {algorithm!r}")
+    name = _DIGESTS.get(algorithm.upper())
+    if name is None:
+        raise ValueError(f"Invalid hash algorithm: {algorithm} not in set [{', '.join(_DIGESTS)}]")
     return hashlib.new(name, subject.encode("utf-8")).hexdigest()
 
 
@@ -285,7 +286,7 @@ _LIBRARY = [
     # Strings.
     Function("toUpper", str.upper, S, S),
     Function("toLower", str.lower, S, S),
-    Function("trim", str.strip, S, S),
+    Function("trim", text_functions.java_trim, S, S),
     Function("length", lambda s: 0 if s is None else len(s), S, N, on_null=CALL),
     Function("substring", _substring, S, S, params=(W,), optional=(W,), on_null=""),
     Function("substringBefore", _before, S, S, params=(S,), on_null=""),
@@ -307,11 +308,7 @@ _LIBRARY = [
     Function("toString", to_string, A, S),
     # Encodings.
     Function("urlEncode", _url_encode, S, S),
-    Function("urlDecode", unquote_plus, S, S),
-    Function("escapeJson", _escape_json, S, S),
-    Function("unescapeJson", _unescape_json, S, S),
-    Function("escapeXml", _escape_xml, S, S),
-    Function("escapeCsv", _escape_csv, S, S),
+    Function("urlDecode", _url_decode, S, S),
     Function("base64Encode", lambda s: base64.b64encode(s.encode("utf-8")).decode("ascii"), S, S),
     Function("base64Decode", _base64_decode, S, S),
     Function("hash", _hash, S, S, params=(S,)),
@@ -360,6 +357,34 @@ _LIBRARY = [
     Function("isValidInstant", instants.is_valid_instant, S, B, on_null=False),
     Function("toMicros", instants.to_micros, I, W),
     Function("toNanos", instants.to_nanos, I, W),
+    # Delimited lists, repetition, pattern mapping and name-based UUIDs (text_functions.py).
+    Function("getDelimitedField", text_functions.get_delimited_field, S, S, params=(A,), optional=(S, S, S, B),
+             on_null=""),
+    Function("trimDelimitedList", text_functions.trim_delimited_list, S, S, params=(S,), on_null=""),
+    Function("compactDelimitedList", text_functions.compact_delimited_list, S, S, params=(S,), on_null=""),
+    Function("unique", text_functions.unique, S, S, params=(S,), on_null=""),
+    Function("repeat", text_functions.repeat, S, S, params=(N,), optional=(N,), on_null=""),
+    Function("replaceByPattern", text_functions.replace_by_pattern, S, S, params=(S,)),
+    Function("UUID3", text_functions.uuid3, S, S, params=(A,)),
+    Function("UUID5", text_functions.uuid5, S, S, params=(A,)),
+    # JSON (json_functions.py over engine/jsonpath.py).
+    Function("isJson", json_functions.is_json, A, B, on_null=False),
+    Function("jsonPath", json_functions.json_path, S, S, params=(S,), on_null=CALL),
+    Function("jsonPathDelete", json_functions.json_path_delete, S, S, params=(S,), on_null=CALL),
+    Function("jsonPathSet", json_functions.json_path_set, S, S, params=(S, A), on_null=CALL),
+    Function("jsonPathAdd", json_functions.json_path_add, S, S, params=(S, A), on_null=CALL),
+    Function("jsonPathPut", json_functions.json_path_put, S, S, params=(S, A, A), on_null=CALL),
+    # Escaping with Commons Text's rules (escaping.py); a null subject gives the empty string.
+    Function("escapeJson", escaping.escape_json, S, S, on_null=""),
+    Function("escapeXml", escaping.escape_xml, S, S, on_null=""),
+    Function("escapeCsv", escaping.escape_csv, S, S, on_null=""),
+    Function("escapeHtml3", escaping.escape_html3, S, S, on_null=""),
+    Function("escapeHtml4", escaping.escape_html4, S, S, on_null=""),
+    Function("unescapeJson", escaping.unescape_json, S, S, on_null=""),
+    Function("unescapeXml", escaping.unescape_xml, S, S, on_null=""),
+    Function("unescapeCsv", escaping.unescape_csv, S, S, on_null=""),
+    Function("unescapeHtml3", escaping.unescape_html3, S, S, on_null=""),
+    Function("unescapeHtml4", escaping.unescape_html4, S, S, on_null=""),
 ]
 
 FUNCTIONS: dict[str, Function] = {function.name: function for function in _LIBRARY}

@@ -125,6 +125,11 @@ class Call(Node):
         args = [arg.build() for arg in self.args]
         constant = all(isinstance(arg, Const) for arg in self.args)
         values = tuple(arg.value for arg in self.args) if constant else ()  # type: ignore[attr-defined]
+        # A null argument makes the result the null default only where the parameter has a type to convert to
+        # (Number, Date, …); parameters of any type receive the null themselves.
+        offset = 1 if function.scoped else 0
+        typed = [] if constant else [index for index in range(len(self.args))
+                                     if index >= offset and function.param_type(index - offset) is not Type.ANY]
 
         def fail(exc: Exception) -> ExpressionError:
             return ExpressionError(f"{name}: {exc}", position)
@@ -167,8 +172,9 @@ class Call(Node):
                     if value is None:  # text that is no number, for instance
                         return default  # type: ignore[return-value]
                 arguments = values if constant else [arg(scope) for arg in args]
-                if None in arguments:
-                    return default  # type: ignore[return-value]
+                for index in typed:
+                    if arguments[index] is None:
+                        return default  # type: ignore[return-value]
                 return impl(value, *arguments)
             except ExpressionError:
                 raise

@@ -10,6 +10,7 @@ import io
 import ssl
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from engine.record.api import RecordReader, RecordSetWriter, WriteResult
     from engine.record.schema import RecordSchema
 
-__all__ = ["DistributedMapCacheClient", "RecordReaderFactory", "RecordSetWriterFactory", "RedisConnectionPool",
+__all__ = ["DBCPService", "DistributedMapCacheClient", "RecordReaderFactory", "RecordSetWriterFactory", "RedisConnectionPool",
            "SSLContextProvider"]
 
 
@@ -30,6 +31,25 @@ class SSLContextProvider(ABC):
     @abstractmethod
     def create_context(self, server_side: bool = False) -> ssl.SSLContext:
         """A new context for a client (or, with ``server_side``, a server) connection."""
+
+
+class DBCPService(ABC):
+    """Pooled connections to a relational database (NiFi's ``DBCPService``). Flowsite's are
+    psycopg 3 connections to PostgreSQL."""
+
+    nifi_api = "org.apache.nifi.dbcp.DBCPService"
+
+    @property
+    @abstractmethod
+    def url(self) -> str:
+        """The database's address for provenance and messages (``jdbc:postgresql://host:port/db``, no secrets)."""
+
+    @abstractmethod
+    def connection(self) -> AbstractContextManager[Any]:
+        """A context manager lending a pooled ``psycopg.Connection`` (in a transaction, not
+        autocommit) and taking it back when the block ends. Raises ``OSError`` (a
+        ``ConfinementError`` when the tenant may not reach the database, a ``ConnectionError``
+        saying why otherwise) when no connection can be had within the Max Wait Time."""
 
 
 class DistributedMapCacheClient(ABC):

@@ -113,9 +113,9 @@ def test_malformed_expressions(text, position, fragment):
     ("${a:toDate('yyyy-MM-dd')}", {"a": "03/05/2024"}, 4, "toDate: '03/05/2024' does not match"),
     ("${a:format('yyyy')}", {"a": "soon"}, 4, "format:"),
     ("${a:base64Decode()}", {"a": "***"}, 4, "base64Decode: invalid Base64"),
-    ("${a:hash('nope')}", {"a": "x"}, 4, "hash: unknown hash algorithm"),
+    ("${a:hash('nope')}", {"a": "x"}, 4, "hash: Invalid hash algorithm: nope"),
     ("${a:matches(${b})}", {"a": "x", "b": "("}, 12, "invalid regular expression"),
-    ("x ${a:unescapeJson()}", {"a": "\\q"}, 6, "unescapeJson: invalid JSON escape"),
+    ("x ${a:unescapeJson()}", {"a": "\\u12"}, 6, "unescapeJson: Less than 4 hex digits"),
 ])
 def test_evaluation_errors(text, attrs, position, fragment):
     compiled = compile_expression(text)
