@@ -115,9 +115,10 @@ class PropertyValue:
         """True when the property has a value (its own or its default)."""
         return self._raw is not None
 
-    def evaluate(self, flowfile: FlowFile | None = None, attributes: Mapping[str, str] | None = None) -> PropertyValue:
+    def evaluate(self, flowfile: FlowFile | None = None, attributes: Mapping[str, str] | None = None, *,
+                 state: Mapping[str, str] | None = None) -> PropertyValue:
         """The value with expressions evaluated against ``flowfile``'s attributes (and ``attributes``,
-        which take precedence), then environment variables.
+        which take precedence), then environment variables; ``state`` answers ``getStateValue(key)``.
 
         Raises ``ExpressionError`` when the expression fails for this FlowFile.
         """
@@ -137,7 +138,7 @@ class PropertyValue:
             scope = FlowFileScope(flowfile)
         else:
             scope = attributes or {}
-        return PropertyValue(compiled.evaluate(scope, os.environ), descriptor, self._services)
+        return PropertyValue(compiled.evaluate(scope, os.environ, state=state), descriptor, self._services)
 
     def as_int(self) -> int | None:
         """The value as a whole number."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import calendar
 import re
 from datetime import datetime, timedelta, timezone, tzinfo
+from collections.abc import Callable
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -15,7 +17,7 @@ DEFAULT_PATTERN = "EEE MMM dd HH:mm:ss zzz yyyy"
 _MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December")
 _DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_SUPPORTED = set("yMdHhmsSEazZX")
+_SUPPORTED = set("yuMLdDHhkKmsSnEazZX")
 
 
 def resolve_zone(name: str) -> tzinfo:
@@ -36,10 +38,10 @@ def _offset(dt: datetime, colon: bool) -> str:
     return f"{sign}{hours:02d}{':' if colon else ''}{minutes:02d}"
 
 
-def _format_field(letter: str, count: int, dt: datetime) -> str:
-    if letter == "y":
+def _format_field(letter: str, count: int, dt: datetime, nanos: int) -> str:
+    if letter in "yu":
         return f"{dt.year % 100:02d}" if count == 2 else f"{dt.year:0{count}d}"
-    if letter == "M":
+    if letter in "ML":
         if count >= 4:
             return _MONTHS[dt.month - 1]
         if count == 3:
@@ -59,9 +61,32 @@ def _format_field(letter: str, count: int, dt: datetime) -> str:
             return "Z"
         text = _offset(dt, colon=count >= 3)
         return text[:3] if count == 1 else text
-    value = {"d": dt.day, "H": dt.hour, "h": dt.hour % 12 or 12, "m": dt.minute, "s": dt.second,
-             "S": dt.microsecond // 1000}[letter]
+    if letter == "S":
+        # A fraction of the second: S is tenths, SSS milliseconds, SSSSSSSSS nanoseconds.
+        return f"{nanos:09d}"[:count].ljust(count, "0")
+    value = {"d": dt.day, "D": dt.timetuple().tm_yday, "H": dt.hour, "h": dt.hour % 12 or 12, "k": dt.hour or 24,
+             "K": dt.hour % 12, "m": dt.minute, "s": dt.second, "n": nanos}[letter]
     return f"{value:0{count}d}"
+
+
+_NUMERIC = {"d": "day", "H": "hour", "m": "minute", "s": "second"}
+
+
+def _writer(token: tuple[str, int] | str) -> Callable[[datetime, int], str]:
+    """A function rendering one pattern token; the common numeric fields skip the general dispatch."""
+    if isinstance(token, str):
+        return lambda dt, nanos: token
+    letter, count = token
+    if letter in _NUMERIC:
+        field, spec = _NUMERIC[letter], f"0{count}d"
+        return lambda dt, nanos: format(getattr(dt, field), spec)
+    if letter in "ML" and count <= 2:
+        spec = f"0{count}d"
+        return lambda dt, nanos: format(dt.month, spec)
+    if letter in "yu" and count != 2:
+        spec = f"0{count}d"
+        return lambda dt, nanos: format(dt.year, spec)
+    return lambda dt, nanos: _format_field(letter, count, dt, nanos)
 
 
 def _names(names: tuple[str, ...], count: int) -> str:
@@ -69,9 +94,9 @@ def _names(names: tuple[str, ...], count: int) -> str:
 
 
 def _field_regex(letter: str, count: int, group: str) -> str:
-    if letter == "y":
+    if letter in "yu":
         body = r"\d{2}" if count == 2 else r"\d{4}"
-    elif letter == "M":
+    elif letter in "ML":
         body = _names(_MONTHS, count) if count >= 3 else r"\d{1,2}"
     elif letter == "E":
         body = _names(_DAYS, count)
@@ -84,6 +109,10 @@ def _field_regex(letter: str, count: int, group: str) -> str:
     elif letter == "X":
         body = r"Z|[+-]\d{2}(?::?\d{2})?"
     elif letter == "S":
+        body = rf"\d{{{count}}}"
+    elif letter == "n":
+        body = r"\d{1,9}"
+    elif letter == "D":
         body = r"\d{1,3}"
     else:
         body = r"\d{1,2}"
@@ -116,6 +145,7 @@ class DatePattern:
             else:
                 self._tokens.append(char)
                 i += 1
+        self._writers = [_writer(token) for token in self._tokens]
         parts = []
         for index, token in enumerate(self._tokens):
             if isinstance(token, str):
@@ -124,27 +154,44 @@ class DatePattern:
                 parts.append(_field_regex(*token, group=f"{token[0]}{index}"))
         self._regex = re.compile("".join(parts), re.IGNORECASE)
 
-    def format(self, dt: datetime) -> str:
-        """Render ``dt`` in this pattern."""
-        return "".join(token if isinstance(token, str) else _format_field(*token, dt) for token in self._tokens)
+    def format(self, dt: datetime, nanos: int | None = None) -> str:
+        """Render ``dt`` in this pattern; ``nanos`` is the nanosecond of the second when finer than ``dt``'s."""
+        if nanos is None:
+            nanos = dt.microsecond * 1000
+        return "".join([writer(dt, nanos) for writer in self._writers])
 
     def parse(self, text: str, zone: tzinfo = UTC) -> datetime:
         """Parse ``text``; fields the pattern lacks default to 1970-01-01 00:00:00 in ``zone``."""
+        dt, _ = self.parse_nanos(text, zone)
+        return dt
+
+    def parse_nanos(self, text: str, zone: tzinfo = UTC) -> tuple[datetime, int]:
+        """Parse ``text`` to a datetime and the nanosecond of its second (which the datetime rounds down)."""
         match = self._regex.fullmatch(text)
         if match is None:
             raise ValueError(f"{text!r} does not match date pattern {self.pattern!r}")
-        fields = {"y": 1970, "M": 1, "d": 1, "H": 0, "m": 0, "s": 0, "S": 0}
+        fields = {"y": 1970, "M": 1, "d": 1, "H": 0, "m": 0, "s": 0}
+        nanos = 0
+        day_of_year = None
         pm = None
         hour12 = None
         for name, value in match.groupdict().items():
             letter = name[0]
-            if letter == "M" and not value.isdigit():
+            if letter in "ML" and not value.isdigit():
                 fields["M"] = [m[:3].lower() for m in _MONTHS].index(value[:3].lower()) + 1
-            elif letter == "y":
+            elif letter in "yu":
                 fields["y"] = 2000 + int(value) if len(value) == 2 else int(value)
-            elif letter in "MdHmsS":
-                fields[letter] = int(value)
-            elif letter == "h":
+            elif letter in "MLdHms":
+                fields["M" if letter == "L" else letter] = int(value)
+            elif letter == "S":
+                nanos = int(value.ljust(9, "0"))
+            elif letter == "n":
+                nanos = int(value)
+            elif letter == "D":
+                day_of_year = int(value)
+            elif letter == "k":
+                fields["H"] = int(value) % 24
+            elif letter in "hK":
                 hour12 = int(value) % 12
             elif letter == "a":
                 pm = value.upper() == "PM"
@@ -159,8 +206,13 @@ class DatePattern:
                     zone = timezone(-delta if value[0] == "-" else delta)
         if hour12 is not None:
             fields["H"] = hour12 + (12 if pm else 0)
-        return datetime(fields["y"], fields["M"], fields["d"], fields["H"], fields["m"], fields["s"],
-                        fields["S"] * 1000, tzinfo=zone)
+        result = datetime(fields["y"], fields["M"], fields["d"], fields["H"], fields["m"], fields["s"], nanos // 1000,
+                          tzinfo=zone)
+        if day_of_year is not None:
+            if not 1 <= day_of_year <= (366 if calendar.isleap(result.year) else 365):
+                raise ValueError(f"day of year {day_of_year} is out of range in {text!r}")
+            result = result.replace(month=1, day=1) + timedelta(days=day_of_year - 1)
+        return result, nanos
 
 
 @lru_cache(maxsize=256)

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime, timezone, tzinfo
 from urllib.parse import quote_plus, unquote_plus
 
-from engine.expression import escaping, json_functions, text_functions
+from engine.expression import escaping, instants, json_functions, multi, numbers, standalone, text_functions
 from engine.expression.dates import UTC, DatePattern
-from engine.expression.types import Type, Value, java_replacement, to_date, to_string
+from engine.expression.types import Type, Value, java_replacement, to_date, to_string, to_whole
 
 __all__ = ["Function", "Scope", "FUNCTIONS", "PROPAGATE", "CALL"]
 
@@ -27,13 +27,18 @@ CALL = object()  # the implementation handles a null subject itself
 
 
 class Scope:
-    """What names resolve against: FlowFile attributes first, then variables."""
+    """What an evaluation reads: FlowFile attributes first, then variables; parameters for ``#{name}``; the
+    component's state for ``getStateValue``; and the value a multi-attribute subject is visiting."""
 
-    __slots__ = ("attributes", "variables")
+    __slots__ = ("attributes", "variables", "parameters", "state", "item")
 
-    def __init__(self, attributes: Mapping[str, str], variables: Mapping[str, str] | None) -> None:
+    def __init__(self, attributes: Mapping[str, str], variables: Mapping[str, str] | None,
+                 parameters: Mapping[str, str] | None = None, state: Mapping[str, str] | None = None) -> None:
         self.attributes = attributes
         self.variables = variables or {}
+        self.parameters = parameters or {}
+        self.state = state
+        self.item: object = None
 
     def lookup(self, name: str) -> str | None:
         """Return the value of ``name``, or None when neither scope has it."""
@@ -53,7 +58,10 @@ class Function:
     optional: tuple[Type, ...] = ()
     variadic: Type | None = None
     on_null: object = PROPAGATE
-    combine: Callable[[list[bool]], bool] | None = None
+    combine: str | None = None  # "any" or "all" for multi-attribute subjects
+    reducer: bool = False  # join and count: over a multi-attribute subject they end the expression
+    scoped: bool = False  # the implementation takes the Scope after the subject
+    standalone: Callable[..., Value] | None = None  # the implementation when used without a subject
 
     @property
     def arity(self) -> str:
@@ -76,24 +84,14 @@ class Function:
         return fixed[index] if index < len(fixed) else self.variadic  # type: ignore[return-value]
 
 
-def _whole(value: int | float, what: str) -> int:
-    if isinstance(value, float):
-        if not value.is_integer():
-            raise ValueError(f"{what} must be a whole number, got {value!r}")
-        return int(value)
-    return value
-
-
-def _substring(subject: str, start: int | float, end: int | float | None = None) -> str:
-    begin = _whole(start, "start")
-    stop = len(subject) if end is None else _whole(end, "end")
-    if not 0 <= begin <= stop <= len(subject):
-        raise ValueError(f"range {begin}..{stop} is outside a value of length {len(subject)}")
-    return subject[begin:stop]
+def _substring(subject: str, start: int, end: int | None = None) -> str:
+    # NiFi gives the empty string for a null subject and for any range Java's substring rejects.
+    stop = len(subject) if end is None else end
+    return subject[start:stop] if 0 <= start <= stop <= len(subject) else ""
 
 
 def _before(subject: str, search: str) -> str:
-    index = subject.find(search)
+    index = subject.find(search) if search else -1
     return subject if index < 0 else subject[:index]
 
 
@@ -109,7 +107,7 @@ def _after(subject: str, search: str) -> str:
 
 def _after_last(subject: str, search: str) -> str:
     index = subject.rfind(search)
-    return subject if index < 0 else subject[index + len(search):]
+    return subject if index < 0 or index >= len(subject) else subject[index + len(search):]
 
 
 def _regex_replace(count: int) -> Callable[..., str]:
@@ -118,12 +116,24 @@ def _regex_replace(count: int) -> Callable[..., str]:
     return replace
 
 
+MAX_PAD_LENGTH = 16 * 1024 * 1024
+_INT_MAX = 2**31 - 1
+
+
 def _pad(left: bool) -> Callable[..., str]:
-    def pad(subject: str, width: int | float, padding: str = "_") -> str:
-        missing = _whole(width, "length") - len(subject)
-        if missing <= 0 or not padding:
+    def pad(subject: str, length: Value, padding: str = "_") -> str:
+        width = to_whole(length)
+        # NiFi leaves the subject alone for a null, non-positive or beyond-int length.
+        if width is None or width <= 0 or width > _INT_MAX:
             return subject
-        fill = (padding * missing)[:missing]
+        missing = width - len(subject)
+        if missing <= 0:
+            return subject
+        if width > MAX_PAD_LENGTH:
+            raise ValueError(f"padding to {width} characters exceeds the limit of {MAX_PAD_LENGTH}; "
+                             "use a smaller length")
+        padding = padding or "_"
+        fill = (padding * (missing // len(padding) + 1))[:missing]
         return fill + subject if left else subject + fill
     return pad
 
@@ -134,12 +144,21 @@ def _is_empty(subject: Value) -> bool:
 
 
 def _equals(subject: Value, other: Value) -> bool:
-    return to_string(subject) == to_string(other)
+    # A null on either side is unequal to everything, itself included, as in NiFi.
+    if subject is None or other is None:
+        return False
+    return subject == other if type(subject) is type(other) else to_string(subject) == to_string(other)
 
 
 def _equals_ignore_case(subject: Value, other: Value) -> bool:
     left, right = to_string(subject), to_string(other)
-    return left == right if left is None or right is None else left.lower() == right.lower()
+    return left is not None and right is not None and left.lower() == right.lower()
+
+
+def _long(value: int | float) -> int | float:
+    if isinstance(value, int) and not -2**63 <= value < 2**63:
+        return (value + 2**63) % 2**64 - 2**63  # whole numbers are Java longs and wrap around
+    return value
 
 
 def _divide(left: int | float, right: int | float) -> int | float:
@@ -148,17 +167,20 @@ def _divide(left: int | float, right: int | float) -> int | float:
             raise ValueError("division by zero")
         # Whole-number division truncates toward zero, as in Java.
         quotient = abs(left) // abs(right)
-        return quotient if (left < 0) == (right < 0) else -quotient
+        return _long(quotient if (left < 0) == (right < 0) else -quotient)
     if right == 0:
-        raise ValueError("division by zero")
+        # Java's double division: a signed infinity, or NaN for 0/0.
+        return math.nan if left == 0 or math.isnan(left) else math.copysign(math.inf, left) * math.copysign(1, right)
     return left / right
 
 
 def _mod(left: int | float, right: int | float) -> int | float:
-    if right == 0:
-        raise ValueError("division by zero")
     if isinstance(left, int) and isinstance(right, int):
+        if right == 0:
+            raise ValueError("division by zero")
         return left - right * _divide(left, right)  # sign follows the dividend, as in Java
+    if right == 0 or math.isinf(left):
+        return math.nan
     return math.fmod(left, right)
 
 
@@ -203,10 +225,15 @@ def _hash(subject: str, algorithm: str) -> str:
     return hashlib.new(name, subject.encode("utf-8")).hexdigest()
 
 
-def _to_date(subject: Value, pattern: DatePattern | None = None, zone: tzinfo = UTC) -> datetime:
+def _to_date(subject: Value, pattern: DatePattern | None = None, zone: tzinfo = UTC) -> datetime | None:
     if pattern is None or not isinstance(subject, str):
         return to_date(subject)
     return pattern.parse(subject.strip(), zone)
+
+
+def _now(scope: Scope) -> datetime:
+    now = datetime.now(timezone.utc)
+    return now.replace(microsecond=now.microsecond // 1000 * 1000)  # millisecond precision, as a Java Date
 
 
 def _format(subject: datetime, pattern: DatePattern, zone: tzinfo = UTC) -> str:
@@ -233,50 +260,41 @@ def _ip(scope: Scope) -> str:
         return "127.0.0.1"
 
 
-def _named(scope: Scope, *names: str) -> list[str | None]:
-    return [scope.lookup(name) for name in names]
-
-
-def _matching(scope: Scope, regex) -> list[str]:
-    return [value for name, value in scope.attributes.items() if regex.fullmatch(name)]
-
-
-def _any(results: list[bool]) -> bool:
-    return any(results)
-
-
-def _all(results: list[bool]) -> bool:
-    # With no attributes to test there is nothing that satisfies the condition.
-    return bool(results) and all(results)
-
-
 S, N, B, D, A = Type.STRING, Type.NUMBER, Type.BOOLEAN, Type.DATE, Type.ANY
+W, I, R, P, Z = Type.WHOLE, Type.INSTANT, Type.REGEX, Type.DATE_PATTERN, Type.ZONE
 
 _LIBRARY = [
     # Expressions that start without a subject.
-    Function("now", lambda scope: datetime.now(timezone.utc), None, D),
+    Function("now", _now, None, D),
     Function("UUID", lambda scope: str(uuid.uuid4()), None, S),
     Function("nextInt", _next_int, None, N),
     Function("random", lambda scope: _random.getrandbits(63), None, N),
     Function("hostname", _hostname, None, S, optional=(B,)),
     Function("ip", _ip, None, S),
     Function("literal", lambda scope, value: to_string(value), None, S, params=(A,)),
-    Function("anyAttribute", _named, None, Type.MULTI, params=(S,), variadic=S, combine=_any),
-    Function("allAttributes", _named, None, Type.MULTI, params=(S,), variadic=S, combine=_all),
-    Function("anyMatchingAttribute", _matching, None, Type.MULTI, params=(Type.REGEX,), combine=_any),
-    Function("allMatchingAttributes", _matching, None, Type.MULTI, params=(Type.REGEX,), combine=_all),
+    Function("anyAttribute", multi.named, None, Type.MULTI, params=(S,), variadic=S, combine="any"),
+    Function("allAttributes", multi.named, None, Type.MULTI, params=(S,), variadic=S, combine="all"),
+    Function("anyMatchingAttribute", multi.matching, None, Type.MULTI, params=(R,), variadic=R, combine="any"),
+    Function("allMatchingAttributes", multi.matching, None, Type.MULTI, params=(R,), variadic=R, combine="all"),
+    Function("anyDelineatedValue", multi.delineated, None, Type.MULTI, params=(A, A), combine="any"),
+    Function("allDelineatedValues", multi.delineated, None, Type.MULTI, params=(A, A), combine="all"),
+    Function("join", multi.join_single, S, S, params=(S,), on_null=CALL, reducer=True),
+    Function("count", multi.count_single, A, W, on_null=CALL, reducer=True),
+    Function("getUri", standalone.get_uri, None, S, params=(A,) * 7),
+    Function("thread", standalone.thread_name, None, S),
+    Function("getStateValue", standalone.get_state_value, None, S, params=(S,)),
     # Strings.
     Function("toUpper", str.upper, S, S),
     Function("toLower", str.lower, S, S),
     Function("trim", text_functions.java_trim, S, S),
     Function("length", lambda s: 0 if s is None else len(s), S, N, on_null=CALL),
-    Function("substring", _substring, S, S, params=(N,), optional=(N,)),
+    Function("substring", _substring, S, S, params=(W,), optional=(W,), on_null=""),
     Function("substringBefore", _before, S, S, params=(S,), on_null=""),
     Function("substringBeforeLast", _before_last, S, S, params=(S,), on_null=""),
     Function("substringAfter", _after, S, S, params=(S,), on_null=""),
     Function("substringAfterLast", _after_last, S, S, params=(S,), on_null=""),
-    Function("indexOf", lambda s, search: s.find(search), S, N, params=(S,), on_null=-1),
-    Function("lastIndexOf", lambda s, search: s.rfind(search), S, N, params=(S,), on_null=-1),
+    Function("indexOf", lambda s, search: s.find(search), S, W, params=(S,), on_null=-1),
+    Function("lastIndexOf", lambda s, search: s.rfind(search), S, W, params=(S,), on_null=-1),
     Function("append", lambda s, other: (s or "") + other, S, S, params=(S,), on_null=CALL),
     Function("prepend", lambda s, other: other + (s or ""), S, S, params=(S,), on_null=CALL),
     Function("replace", lambda s, old, new: s.replace(old, new), S, S, params=(S, S)),
@@ -284,8 +302,9 @@ _LIBRARY = [
     Function("replaceAll", _regex_replace(0), S, S, params=(Type.REGEX, S)),
     Function("replaceNull", lambda s, default: default if s is None else s, A, A, params=(A,), on_null=CALL),
     Function("replaceEmpty", lambda s, default: default if _is_empty(s) else s, A, A, params=(A,), on_null=CALL),
-    Function("padLeft", _pad(left=True), S, S, params=(N,), optional=(S,)),
-    Function("padRight", _pad(left=False), S, S, params=(N,), optional=(S,)),
+    Function("padLeft", _pad(left=True), S, S, params=(A,), optional=(S,)),
+    Function("padRight", _pad(left=False), S, S, params=(A,), optional=(S,)),
+    Function("evaluateELString", standalone.evaluate_el_string, S, S, scoped=True),
     Function("toString", to_string, A, S),
     # Encodings.
     Function("urlEncode", _url_encode, S, S),
@@ -306,26 +325,40 @@ _LIBRARY = [
     Function("find", lambda s, regex: regex.search(s) is not None, S, B, params=(Type.REGEX,), on_null=False),
     Function("in", lambda s, *values: s in values, S, B, params=(S,), variadic=S, on_null=False),
     Function("not", lambda s: not s, B, B),
-    Function("and", lambda s, other: s and other, B, B, params=(B,)),
-    Function("or", lambda s, other: s or other, B, B, params=(B,)),
+    # As in NiFi, only a false (true) subject decides and (or); a null one defers to the argument.
+    Function("and", lambda s, other: False if s is False else other, B, B, params=(B,), on_null=CALL),
+    Function("or", lambda s, other: True if s is True else other, B, B, params=(B,), on_null=CALL),
     Function("gt", lambda s, other: s > other, N, B, params=(N,), on_null=False),
     Function("ge", lambda s, other: s >= other, N, B, params=(N,), on_null=False),
     Function("lt", lambda s, other: s < other, N, B, params=(N,), on_null=False),
     Function("le", lambda s, other: s <= other, N, B, params=(N,), on_null=False),
-    Function("ifElse", lambda s, then, other: then if s else other, B, A, params=(A, A)),
+    Function("ifElse", lambda s, then, other: then if s is True else other, B, S, params=(S, S), on_null=CALL),
     # Numbers.
-    Function("toNumber", lambda s: s, N, N),
-    Function("toDecimal", float, N, N),
-    Function("plus", lambda s, other: s + other, N, N, params=(N,)),
-    Function("minus", lambda s, other: s - other, N, N, params=(N,)),
-    Function("multiply", lambda s, other: s * other, N, N, params=(N,)),
+    Function("toNumber", lambda s: s, W, W),
+    Function("toDecimal", lambda s: s, Type.DECIMAL, Type.DECIMAL),
+    Function("plus", lambda s, other: _long(s + other), N, N, params=(N,)),
+    Function("minus", lambda s, other: _long(s - other), N, N, params=(N,)),
+    Function("multiply", lambda s, other: _long(s * other), N, N, params=(N,)),
     Function("divide", _divide, N, N, params=(N,)),
     Function("mod", _mod, N, N, params=(N,)),
-    # Dates.
-    Function("toDate", _to_date, A, D, optional=(Type.DATE_PATTERN, Type.ZONE)),
-    Function("format", _format, D, S, params=(Type.DATE_PATTERN,), optional=(Type.ZONE,)),
+    Function("math", numbers.math_function, N, N, params=(S,), optional=(N,), standalone=numbers.math_subjectless),
+    Function("toRadix", numbers.to_radix, W, S, params=(W,), optional=(W,)),
+    Function("fromRadix", numbers.from_radix, S, W, params=(W,)),
+    # Dates and instants.
+    Function("toDate", _to_date, A, D, optional=(P, Z)),
+    Function("format", _format, D, S, params=(P,), optional=(Z,)),
+    Function("isValidDate", instants.is_valid_date, S, B, params=(P,), optional=(Z,), on_null=False),
+    Function("plusDuration", instants.plus_duration, D, D, params=(Type.AMOUNT,), optional=(Z,)),
+    Function("minusDuration", instants.minus_duration, D, D, params=(Type.AMOUNT,), optional=(Z,)),
+    Function("toInstant", instants.to_instant_function, A, I, params=(P, Z)),
+    Function("formatInstant", instants.format_instant, I, S, params=(P,), optional=(Z,)),
+    Function("plusInstantDuration", instants.plus_instant_duration, I, I, params=(Type.AMOUNT,)),
+    Function("minusInstantDuration", instants.minus_instant_duration, I, I, params=(Type.AMOUNT,)),
+    Function("isValidInstant", instants.is_valid_instant, S, B, on_null=False),
+    Function("toMicros", instants.to_micros, I, W),
+    Function("toNanos", instants.to_nanos, I, W),
     # Delimited lists, repetition, pattern mapping and name-based UUIDs (text_functions.py).
-    Function("getDelimitedField", text_functions.get_delimited_field, S, S, params=(N,), optional=(S, S, S, B),
+    Function("getDelimitedField", text_functions.get_delimited_field, S, S, params=(A,), optional=(S, S, S, B),
              on_null=""),
     Function("trimDelimitedList", text_functions.trim_delimited_list, S, S, params=(S,), on_null=""),
     Function("compactDelimitedList", text_functions.compact_delimited_list, S, S, params=(S,), on_null=""),

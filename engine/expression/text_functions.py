@@ -9,6 +9,7 @@ import random
 import re
 import uuid
 
+from engine.expression.types import to_whole
 from engine.java_regex import java_regex
 
 __all__ = ["get_delimited_field", "trim_delimited_list", "compact_delimited_list", "unique", "repeat",
@@ -40,12 +41,15 @@ def _single(value: str, what: str, description: str) -> str:
     return value
 
 
-def get_delimited_field(subject: str, index: int | float, delimiter: str = ",", quote: str = '"',
+def get_delimited_field(subject: str, index: object, delimiter: str = ",", quote: str = '"',
                         escape: str = "\\", strip: bool = False) -> str:
     """Field ``index`` (1-based) of a delimited line; quoted or escaped delimiters do not split."""
     if not subject:
         return ""
-    wanted = int(index)
+    wanted = to_whole(index)  # the index arrives unconverted so that a null one is this error, as in NiFi
+    if wanted is None:
+        raise ValueError("Cannot evaluate getDelimitedField function because the index (which field to obtain) "
+                         "was not specified")
     if wanted < 1:
         return ""
     delimiter = _single(delimiter, "delimiter", "")

@@ -5,16 +5,18 @@ from __future__ import annotations
 import math
 import re
 from datetime import datetime, timezone
+from decimal import Decimal as PyDecimal
 from enum import Enum
 from typing import Union
 
 from engine.expression.dates import DEFAULT_PATTERN, compile_pattern, resolve_zone
+from engine.expression.instants import Instant, check_amount, to_instant
 from engine.java_regex import java_regex, java_replacement
 
-__all__ = ["Type", "Value", "coerce", "render", "to_string", "to_number", "to_boolean", "to_date", "compatible",
-           "java_regex", "java_replacement"]
+__all__ = ["Type", "Value", "coerce", "render", "to_string", "to_number", "to_whole", "to_decimal", "to_boolean",
+           "to_date", "to_instant", "compatible", "java_double", "java_regex", "java_replacement", "Instant"]
 
-Value = Union[str, int, float, bool, datetime, list, None]
+Value = Union[str, int, float, bool, datetime, Instant, list, None]
 
 
 class Type(Enum):
@@ -22,26 +24,43 @@ class Type(Enum):
 
     STRING = "String"
     NUMBER = "Number"
+    WHOLE = "whole Number"
+    DECIMAL = "Decimal"
     BOOLEAN = "Boolean"
     DATE = "Date"
+    INSTANT = "Instant"
     ANY = "any"
     MULTI = "multi-attribute"
     REGEX = "regular expression"
     DATE_PATTERN = "date pattern"
     ZONE = "time zone"
+    AMOUNT = "date amount"
 
 
 _INTEGER = re.compile(r"[+-]?\d+")
-_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|[+-]?(Infinity|NaN)")
 _HEX = re.compile(r"([+-]?)0[xX]([0-9a-fA-F]+)")
+_HEX_DECIMAL = re.compile(r"[+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)([pP][+-]?\d+)?")
+_DATE_TO_STRING = re.compile(r"(?:[a-zA-Z]{3} ){2}\d{2} \d{2}:\d{2}:\d{2} .*? \d{4}")
+_ALTERNATE_DATE = re.compile(r"\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(\.\d{3})?")
+_LONG_MIN, _LONG_MAX = -2**63, 2**63 - 1
 
 
-def _render_float(value: float) -> str:
+def java_double(value: float) -> str:
+    """Render a Decimal as Java's ``Double.toString`` does: ``7.0``, ``0.001``, ``1.0E7``, ``1.5E-4``."""
     if math.isnan(value):
         return "NaN"
     if math.isinf(value):
         return "Infinity" if value > 0 else "-Infinity"
-    return str(int(value)) if value.is_integer() and abs(value) < 2**63 else repr(value)
+    if value == 0:
+        return "-0.0" if math.copysign(1, value) < 0 else "0.0"
+    magnitude = abs(value)
+    if 1e-3 <= magnitude < 1e7:
+        return repr(value)  # Python's shortest round-trip form, positional in this range as in Java
+    sign, digits, exponent = PyDecimal(repr(magnitude)).normalize().as_tuple()
+    text = "".join(map(str, digits))
+    mantissa = text[0] + "." + (text[1:] or "0")
+    return f"{'-' if value < 0 else ''}{mantissa}E{len(text) - 1 + exponent}"  # type: ignore[operator]
 
 
 def render(value: Value) -> str:
@@ -59,21 +78,16 @@ def to_string(value: Value) -> str | None:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, float):
-        return _render_float(value)
+        return java_double(value)
     if isinstance(value, datetime):
         return compile_pattern(DEFAULT_PATTERN).format(value)
+    if isinstance(value, Instant):
+        return str(value)
     raise ValueError(f"cannot convert {value!r} to a string")
 
 
-def to_number(value: Value) -> int | float:
-    """Coerce to a whole Number (int) or Decimal (float); a Date becomes epoch milliseconds."""
-    if isinstance(value, bool) or value is None:
-        raise ValueError(f"cannot convert {'null' if value is None else render(value)} to a number")
-    if isinstance(value, (int, float)):
-        return value
-    if isinstance(value, datetime):
-        return int(value.timestamp() * 1000)
-    text = value.strip()
+def _parse_number(text: str) -> int | float | None:
+    text = text.strip()
     if _INTEGER.fullmatch(text):
         return int(text)
     hex_match = _HEX.fullmatch(text)
@@ -82,36 +96,89 @@ def to_number(value: Value) -> int | float:
         return -number if hex_match.group(1) == "-" else number
     if _DECIMAL.fullmatch(text):
         return float(text)
-    raise ValueError(f"cannot convert {value!r} to a number")
+    if _HEX_DECIMAL.fullmatch(text):
+        body = text if "p" in text.lower() else text + "p0"
+        return float.fromhex(body)
+    return None
 
 
-def to_boolean(value: Value) -> bool:
-    """Coerce to Boolean; only the strings ``true`` and ``false`` (any case) convert."""
+def to_number(value: Value) -> int | float | None:
+    """Coerce to a whole Number (int) or Decimal (float); a Date or Instant becomes epoch milliseconds.
+
+    Null and text that is no number give null, as in NiFi.
+    """
+    if value is None:
+        return None
     if isinstance(value, bool):
+        raise ValueError(f"cannot convert {render(value)} to a number")
+    if isinstance(value, (int, float)):
         return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    raise ValueError(f"cannot convert {'null' if value is None else repr(render(value))} to a boolean")
-
-
-def to_date(value: Value) -> datetime:
-    """Coerce to Date: numbers are epoch milliseconds, strings are epoch milliseconds or the default format."""
     if isinstance(value, datetime):
+        return int(value.timestamp() * 1000)
+    if isinstance(value, Instant):
+        return value.epoch_millis
+    return _parse_number(value)  # type: ignore[arg-type]
+
+
+def to_whole(value: Value) -> int | None:
+    """Coerce to a whole Number; decimals are truncated toward zero (Java's ``longValue``)."""
+    number = to_number(value)
+    if number is None or isinstance(number, int):
+        return number
+    if math.isnan(number):
+        return 0
+    if math.isinf(number):
+        return _LONG_MAX if number > 0 else _LONG_MIN
+    return max(_LONG_MIN, min(_LONG_MAX, int(number)))
+
+
+def to_decimal(value: Value) -> float | None:
+    """Coerce to a Decimal."""
+    number = to_number(value)
+    return None if number is None else float(number)
+
+
+def to_boolean(value: Value) -> bool | None:
+    """Coerce to Boolean as NiFi does: ``true`` in any case is true, any other text false; null stays null."""
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, str):
+        return value.strip().lower() == "true"
+    raise ValueError(f"cannot convert {render(value)!r} to a boolean")
+
+
+def to_date(value: Value) -> datetime | None:
+    """Coerce to Date: numbers are epoch milliseconds; text is digits (epoch milliseconds), the default format
+    (``Tue Mar 05 14:07:09 UTC 2024``) or ``yyyy/MM/dd HH:mm:ss[.SSS]`` (UTC)."""
+    if value is None or isinstance(value, datetime):
+        return value
+    if isinstance(value, Instant):
+        return value.to_datetime()
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value / 1000, tz=timezone.utc)
+        return datetime.fromtimestamp(int(value) / 1000, tz=timezone.utc)
     if isinstance(value, str):
         text = value.strip()
-        if _INTEGER.fullmatch(text):
+        if _DATE_TO_STRING.fullmatch(text):
+            return compile_pattern(DEFAULT_PATTERN).parse(text)
+        if text.isdigit():
             return datetime.fromtimestamp(int(text) / 1000, tz=timezone.utc)
-        return compile_pattern(DEFAULT_PATTERN).parse(text)
-    raise ValueError(f"cannot convert {'null' if value is None else repr(render(value))} to a date")
+        alternate = _ALTERNATE_DATE.fullmatch(text)
+        if alternate:
+            pattern = "yyyy/MM/dd HH:mm:ss.SSS" if alternate.group(1) else "yyyy/MM/dd HH:mm:ss"
+            return compile_pattern(pattern).parse(text)
+        raise ValueError(f"cannot convert {text!r} to a date (expected epoch milliseconds, "
+                         f"'{DEFAULT_PATTERN}' or 'yyyy/MM/dd HH:mm:ss[.SSS]'; use toDate(format) for others)")
+    raise ValueError(f"cannot convert {render(value)!r} to a date")
 
 
+_NUMERIC_SOURCES = {Type.STRING, Type.ANY, Type.NUMBER, Type.WHOLE, Type.DECIMAL, Type.DATE, Type.INSTANT}
 _COERCIBLE = {
-    Type.NUMBER: {Type.STRING, Type.ANY, Type.NUMBER, Type.DATE},
+    Type.NUMBER: _NUMERIC_SOURCES,
+    Type.WHOLE: _NUMERIC_SOURCES,
+    Type.DECIMAL: _NUMERIC_SOURCES,
     Type.BOOLEAN: {Type.STRING, Type.ANY, Type.BOOLEAN},
-    Type.DATE: {Type.STRING, Type.ANY, Type.DATE, Type.NUMBER},
+    Type.DATE: _NUMERIC_SOURCES,
+    Type.INSTANT: _NUMERIC_SOURCES,
 }
 
 
@@ -124,7 +191,8 @@ def compatible(source: Type, required: Type) -> bool:
 
 
 def coerce(value: Value, required: Type) -> object:
-    """Convert a value for a parameter or subject of type ``required``; a null String becomes empty."""
+    """Convert a value for a parameter or subject of type ``required``; a null String becomes empty, other
+    nulls stay null."""
     if required is Type.ANY:
         return value
     if required is Type.STRING:
@@ -132,14 +200,24 @@ def coerce(value: Value, required: Type) -> object:
         return "" if text is None else text
     if required is Type.NUMBER:
         return to_number(value)
+    if required is Type.WHOLE:
+        return to_whole(value)
+    if required is Type.DECIMAL:
+        return to_decimal(value)
     if required is Type.BOOLEAN:
         return to_boolean(value)
     if required is Type.DATE:
         return to_date(value)
+    if required is Type.INSTANT:
+        return to_instant(value)
     if required is Type.REGEX:
         return java_regex(render(value))
     if required is Type.DATE_PATTERN:
         return compile_pattern(render(value))
     if required is Type.ZONE:
         return resolve_zone(render(value))
+    if required is Type.AMOUNT:
+        text = render(value)
+        check_amount(text)
+        return text
     raise ValueError(f"no value converts to {required.value}")

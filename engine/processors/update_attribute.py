@@ -99,7 +99,8 @@ class UpdateAttribute(Processor):
                 doomed = [name for name in flowfile.attributes if name != "uuid" and pattern.fullmatch(name)]
                 if doomed:
                     flowfile = session.remove_all_attributes(flowfile, doomed)
-            updates = {name: value.evaluate(flowfile, state).value or "" for name, value in self._updates.items()}
+            updates = {name: value.evaluate(flowfile, state, state=state).value or ""
+                       for name, value in self._updates.items()}
         except (ExpressionError, ValueError) as error:
             raise ProcessException(f"could not update the attributes of {flowfile.uuid}: {error}") from error
         if state is not None:

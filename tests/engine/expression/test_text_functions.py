@@ -114,7 +114,7 @@ def test_repeat_with_a_range_picks_a_count_within_it():
     ("${csv:getDelimitedField(1, ',', ',')}", "the quote character and the delimiter are the same"),
     ("${csv:getDelimitedField(1, ',', '\"', '\"')}", "the quote character and the escape character are the same"),
     ("${csv:getDelimitedField(1, ',', '\"', ',')}", "the delimiter and the escape character are the same"),
-    ("${csv:getDelimitedField(${missing})}", "cannot convert null to a number"),
+    ("${csv:getDelimitedField(${missing})}", "the index (which field to obtain) was not specified"),
     ("${str:repeat(0)}", "Number of repeats must be > 0"),
     ("${str:repeat(-1, 2)}", "Minimum number of repeats must be > 0"),
     ("${str:repeat(3, 2)}", "Min repeats must not be greater than max repeats"),

@@ -252,7 +252,7 @@ def test_a_directory_cannot_be_fetched_and_goes_to_failure_penalized(tmp_path, f
 
 
 def test_a_failing_expression_goes_to_failure(tmp_path):
-    with ProcessorTestRunner(FetchFile, tmp_path, {"File to Fetch": "/tmp/${n:toNumber()}"}) as runner:
+    with ProcessorTestRunner(FetchFile, tmp_path, {"File to Fetch": "/tmp/${n:toDate():toNumber()}"}) as runner:
         runner.enqueue(n="not a number")
         runner.run()
         assert len(runner.output("failure")) == 1

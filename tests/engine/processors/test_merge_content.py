@@ -146,7 +146,7 @@ def test_correlation_attribute_name_may_be_an_expression(tmp_path):
 
 
 def test_a_correlation_expression_that_fails_sends_the_flowfile_to_failure(tmp_path):
-    properties = props(Correlation_Attribute_Name="${n:toNumber()}")
+    properties = props(Correlation_Attribute_Name="${n:toDate():toNumber()}")
     with ProcessorTestRunner(MergeContent, tmp_path, properties) as runner:
         runner.enqueue(b"bad", n="abc")
         runner.enqueue(b"good", n="7", **{"7": "g"})

@@ -47,7 +47,7 @@ def test_matched_if_any_matches(tmp_path):
 def test_a_condition_is_needed_and_a_failing_one_rolls_back(tmp_path):
     with ProcessorTestRunner("RouteOnAttribute", tmp_path, {}) as runner:
         assert runner.validate() == ["at least one user-added property (a condition) is needed"]
-    with ProcessorTestRunner("RouteOnAttribute", tmp_path, {"big": "${size:gt(1)}"}) as runner:
+    with ProcessorTestRunner("RouteOnAttribute", tmp_path, {"big": "${size:toDate():gt(1)}"}) as runner:
         runner.enqueue(b"", size="many")
         runner.run()
         assert runner.output("big") == [] and runner.output("unmatched") == []

@@ -262,7 +262,7 @@ def test_a_large_input_is_routed_line_by_line(route):
 
 
 def test_a_failing_condition_rolls_back_and_penalizes(route):
-    runner = route({"Matching Strategy": "Satisfies Expression", "bad": "${line:toNumber():gt(1)}"})
+    runner = route({"Matching Strategy": "Satisfies Expression", "bad": "${line:toDate():gt(1)}"})
     runner.enqueue(b"1\nnot a number\n")
     runner.run()
     assert runner.output("original") == [] and runner.output("bad") == []

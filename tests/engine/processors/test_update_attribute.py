@@ -50,13 +50,25 @@ def test_stored_state_counts_across_flowfiles_and_runs(tmp_path):
         assert runner.state(Scope.LOCAL).values == {"count": "4"}
 
 
+def test_get_state_value_reads_the_stored_state(tmp_path):
+    properties = {"Store State": "Store state locally", "Stateful Variables Initial Value": "10",
+                  "count": "${getStateValue('count'):plus(1)}", "seen": "${getStateValue('count')}"}
+    with ProcessorTestRunner("UpdateAttribute", tmp_path, properties) as runner:
+        runner.enqueue(b"", count="attribute, not state")
+        runner.enqueue(b"")
+        runner.run()
+        assert [(f.attributes["count"], f.attributes["seen"]) for f in runner.output("success")] == \
+            [("11", "10"), ("12", "11")]
+        assert runner.state(Scope.LOCAL).values == {"count": "12", "seen": "11"}
+
+
 def test_stored_state_needs_an_initial_value_and_its_relationship(tmp_path):
     with ProcessorTestRunner("UpdateAttribute", tmp_path, {"Store State": "Store state locally", "n": "1"}) as r:
         assert r.validate() == ["'Stateful Variables Initial Value' is required when Store State is on"]
 
 
 def test_an_expression_failing_for_a_flowfile_rolls_back_and_penalizes(tmp_path):
-    with ProcessorTestRunner("UpdateAttribute", tmp_path, {"n": "${value:plus(1)}"}) as runner:
+    with ProcessorTestRunner("UpdateAttribute", tmp_path, {"n": "${value:format('yyyy')}"}) as runner:
         runner.enqueue(b"", value="not a number")
         runner.run()
         assert runner.output("success") == []
