@@ -1,0 +1,247 @@
+"""JsonPath with Jayway's semantics (the library NiFi uses), over jsonpath-ng.
+
+``compile(path)`` gives a cached :class:`JsonPath` whose operations work on parsed JSON (dicts, lists and
+scalars, as ``json.loads`` gives them):
+
+* ``read`` follows Jayway's definite/indefinite rule: a *definite* path (only single names and single
+  indexes, e.g. ``$.a.b[0]``) gives one value and raises :class:`PathNotFoundError` when nothing is there;
+  an *indefinite* path (``..``, ``*``, slices, filters, unions) gives a list, empty when nothing matched.
+  A trailing function (``length()``, ``size()``, ``min()``, ``max()``, ``avg()``, ``sum()``,
+  ``stddev()``, ``keys()``, ``first()``, ``last()``) is applied to what the rest of the path reads.
+* ``delete``, ``set``, ``add`` (append to the array at the path) and ``put`` (key into the object at the
+  path) change the document in place and return it. Like Jayway they raise :class:`PathNotFoundError` when
+  the path matches nothing and :class:`InvalidModificationError` when the target cannot take the change
+  (adding to something that is not an array, setting the root, ...).
+
+An invalid path raises :class:`InvalidPathError` from ``compile``.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from typing import Any
+
+from jsonpath_ng import Child, Descendants, Fields, Index, Root, This
+from jsonpath_ng.exceptions import JsonPathLexerError, JsonPathParserError
+from jsonpath_ng.ext import parse as _parse
+
+__all__ = ["JsonPath", "compile", "JsonPathError", "InvalidPathError", "PathNotFoundError",
+           "InvalidModificationError"]
+
+
+class JsonPathError(ValueError):
+    """Base of the errors this module raises."""
+
+
+class InvalidPathError(JsonPathError):
+    """The path text is not a valid JsonPath."""
+
+
+class PathNotFoundError(JsonPathError, LookupError):
+    """A definite path, or a change, found nothing at the path."""
+
+
+class InvalidModificationError(JsonPathError):
+    """The value at the path cannot take the requested change."""
+
+
+_FUNCTION = re.compile(r"^(?P<path>.*?)\.(?P<name>length|size|min|max|avg|sum|stddev|keys|first|last)\(\s*\)\s*$")
+
+
+def _numbers(value: Any) -> list[float]:
+    items = value if isinstance(value, list) else []
+    numbers = [item for item in items if isinstance(item, (int, float)) and not isinstance(item, bool)]
+    if not numbers:
+        raise JsonPathError("Aggregation function attempted to calculate value using empty array")
+    return numbers
+
+
+def _length(value: Any) -> int | None:
+    return len(value) if isinstance(value, (list, dict)) else None
+
+
+def _stddev(value: Any) -> float:
+    numbers = _numbers(value)
+    mean = sum(numbers) / len(numbers)
+    return math.sqrt(sum((n - mean) ** 2 for n in numbers) / len(numbers))
+
+
+def _element(position: int):
+    def pick(value: Any) -> Any:
+        if not isinstance(value, list) or not value:
+            raise JsonPathError("Aggregation function attempted to calculate value using empty array")
+        return value[position]
+    return pick
+
+
+_FUNCTIONS = {
+    "length": _length,
+    "size": _length,
+    "min": lambda value: float(min(_numbers(value))),
+    "max": lambda value: float(max(_numbers(value))),
+    "avg": lambda value: float(sum(_numbers(value)) / len(_numbers(value))),
+    "sum": lambda value: float(sum(_numbers(value))),
+    "stddev": _stddev,
+    "keys": lambda value: list(value) if isinstance(value, dict) else None,
+    "first": _element(0),
+    "last": _element(-1),
+}
+
+
+def _definite(node: Any, leaf: bool = True) -> bool:
+    """Jayway's rule: only single property names and single indexes (a leaf may name several properties)."""
+    if isinstance(node, (Root, This)):
+        return True
+    if isinstance(node, Child):
+        return _definite(node.left, leaf=False) and _definite(node.right, leaf)
+    if isinstance(node, Fields):
+        return "*" not in node.fields and (len(node.fields) == 1 or leaf)
+    if isinstance(node, Index):
+        return len(node.indices) == 1
+    return False
+
+
+def _leaf(node: Any) -> Any:
+    while isinstance(node, Child):
+        node = node.right
+    return node
+
+
+def _parent_path(node: Any) -> Any:
+    return node.left if isinstance(node, Child) else Root()
+
+
+class JsonPath:
+    """A compiled JsonPath; use :func:`compile` to get one."""
+
+    __slots__ = ("text", "definite", "_expr", "_function", "_merge")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        path, function = text, None
+        found = _FUNCTION.match(text)
+        if found:
+            path, function = found.group("path"), found.group("name")
+        if not path.strip():
+            raise InvalidPathError(f"invalid JSON path {text!r}: the path is empty")
+        try:
+            self._expr = _parse(path)
+        except (JsonPathParserError, JsonPathLexerError, ValueError, TypeError, AttributeError) as exc:
+            raise InvalidPathError(f"invalid JSON path {text!r}: {exc}") from None
+        self._function = function
+        leaf = _leaf(self._expr)
+        # A definite path ending in several names reads them merged into one object, as Jayway does.
+        self._merge = isinstance(leaf, Fields) and len(leaf.fields) > 1 and "*" not in leaf.fields
+        #: Whether ``read`` gives one value (True) or a list of every match (False).
+        self.definite = function is not None or _definite(self._expr)
+
+    def __repr__(self) -> str:
+        return f"JsonPath({self.text!r})"
+
+    def read(self, document: Any) -> Any:
+        """The value at a definite path, or the list of values an indefinite path matches."""
+        if self._function is not None:
+            inner = _definite(self._expr)
+            return _FUNCTIONS[self._function](self._read(document, inner))
+        return self._read(document, self.definite)
+
+    def _read(self, document: Any, definite: bool) -> Any:
+        if self._merge and definite:
+            names = _leaf(self._expr).fields
+            parents = [m.value for m in _parent_path(self._expr).find(document)]
+            if not parents or not isinstance(parents[0], dict):
+                raise PathNotFoundError(f"no results for path {self.text}")
+            return {name: parents[0][name] for name in names if name in parents[0]}
+        values = [match.value for match in self._expr.find(document)]
+        if not definite:
+            return values
+        if not values:
+            raise PathNotFoundError(f"no results for path {self.text}")
+        return values[0]
+
+    def _targets(self, document: Any) -> list[tuple[Any, Any]]:
+        """(container, key or index) for each match; (None, None) is the document itself."""
+        if self._function is not None:
+            raise InvalidModificationError(f"cannot change a document through the function path {self.text}")
+        matches = self._expr.find(document)
+        if not matches:
+            raise PathNotFoundError(f"no results for path {self.text}")
+        targets = []
+        for match in matches:
+            if match.context is None:
+                targets.append((None, None))
+                continue
+            parent, step = match.context.value, match.path
+            if isinstance(step, Fields):
+                targets.extend((parent, name) for name in step.fields)
+            elif isinstance(step, Index):
+                targets.append((parent, step.indices[0] % len(parent)))
+        return targets
+
+    def delete(self, document: Any) -> Any:
+        """Remove every match from its container (the document itself cannot be removed)."""
+        targets = self._targets(document)
+        if (None, None) in targets:
+            raise InvalidModificationError("Invalid delete operation: the root cannot be deleted")
+        # Later indexes first, so removing one does not move the next.
+        seen = set()
+        for parent, key in sorted(targets, key=lambda t: t[1] if isinstance(t[1], int) else -1, reverse=True):
+            if (id(parent), key) in seen:
+                continue
+            seen.add((id(parent), key))
+            if isinstance(parent, dict):
+                parent.pop(key, None)
+            else:
+                del parent[key]
+        return document
+
+    def set(self, document: Any, value: Any) -> Any:
+        """Replace every match with ``value`` (a path ending in several names sets each of them)."""
+        if self._merge and self.definite:
+            for parent in _parent_path(self._expr).find(document):
+                if isinstance(parent.value, dict):
+                    parent.value.update(dict.fromkeys(_leaf(self._expr).fields, value))
+            return document
+        for parent, key in self._targets(document):
+            if parent is None:
+                raise InvalidModificationError("Invalid set operation: the root cannot be set")
+            parent[key] = value
+        return document
+
+    def add(self, document: Any, value: Any) -> Any:
+        """Append ``value`` to every array the path matches."""
+        for target in self._values(document):
+            if target is None:
+                continue
+            if not isinstance(target, list):
+                raise InvalidModificationError(f"Can only add to an array; {self.text} is not an array")
+            target.append(value)
+        return document
+
+    def put(self, document: Any, key: str, value: Any) -> Any:
+        """Set ``key`` to ``value`` in every object the path matches."""
+        if not key:
+            raise InvalidModificationError("the key to put can not be null or empty")
+        for target in self._values(document):
+            if target is None:
+                continue
+            if not isinstance(target, dict):
+                raise InvalidModificationError(f"Can only add properties to a map; {self.text} is not an object")
+            target[key] = value
+        return document
+
+    def _values(self, document: Any) -> list[Any]:
+        targets = self._targets(document)
+        if self._merge:
+            raise InvalidModificationError(f"cannot add or put to several properties at once ({self.text})")
+        return [document if parent is None else parent[key] for parent, key in targets]
+
+
+@functools.lru_cache(maxsize=1024)
+def compile(path: str) -> JsonPath:  # noqa: A001 - the name the callers expect, as re.compile
+    """Parse ``path`` once (cached); raises :class:`InvalidPathError` when it is not a valid JsonPath."""
+    if not isinstance(path, str):
+        raise InvalidPathError(f"a JSON path must be text, not {type(path).__name__}")
+    return JsonPath(path)
