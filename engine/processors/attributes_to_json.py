@@ -17,6 +17,7 @@ from engine.components import (
     WrittenAttribute,
 )
 from engine.components import validators as v
+from engine.processors._json import compact, pretty
 
 JSON_ATTRIBUTE = "JSONAttributes"
 DESTINATION_ATTRIBUTE = "flowfile-attribute"
@@ -105,11 +106,11 @@ class AttributesToJSON(Processor):
             session.transfer(flowfile, FAILURE)
             return
         if self._to_content:
-            text = jackson_pretty(document) if self._pretty else _compact(document)
+            text = pretty(document) if self._pretty else compact(document)
             flowfile = session.write_bytes(flowfile, text.encode())
             flowfile = session.put_attribute(flowfile, "mime.type", "application/json")
         else:
-            flowfile = session.put_attribute(flowfile, JSON_ATTRIBUTE, _compact(document))
+            flowfile = session.put_attribute(flowfile, JSON_ATTRIBUTE, compact(document))
         session.transfer(flowfile, SUCCESS)
 
     def _select(self, attributes) -> dict[str, str | None]:
@@ -133,24 +134,3 @@ class AttributesToJSON(Processor):
             else:
                 nested[name] = value
         return nested
-
-
-def _compact(document: Any) -> str:
-    return json.dumps(document, ensure_ascii=False, separators=(",", ":"))
-
-
-def jackson_pretty(value: Any, depth: int = 0) -> str:
-    """``value`` as JSON indented like Jackson's default pretty printer: objects one member per
-    line indented by two spaces with `` : `` between name and value, arrays on one line."""
-    if isinstance(value, dict):
-        if not value:
-            return "{ }"
-        inner = "  " * (depth + 1)
-        members = [f"{inner}{json.dumps(key, ensure_ascii=False)} : {jackson_pretty(item, depth + 1)}"
-                   for key, item in value.items()]
-        return "{\n" + ",\n".join(members) + "\n" + "  " * depth + "}"
-    if isinstance(value, list):
-        if not value:
-            return "[ ]"
-        return "[ " + ", ".join(jackson_pretty(item, depth) for item in value) + " ]"
-    return json.dumps(value, ensure_ascii=False)
