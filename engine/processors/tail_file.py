@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -182,6 +183,12 @@ class TailFile(Processor):
                 yield "'Base Directory' is required in Multiple files mode"
             elif not os.path.isdir(directory):
                 yield f"'Base Directory' {directory} is not a directory"
+            files = context.property(FILES_TO_TAIL)
+            if files.is_set():
+                try:
+                    java_regex(files.evaluate().value)
+                except re.error as error:
+                    yield f"'Files to Tail' is not a valid regular expression: {error}"
 
     def on_scheduled(self, context):
         self._confinement = context.confinement

@@ -104,7 +104,7 @@ def test_every_line_arrives_exactly_once_across_restarts_and_kills(tmp_path):
         node = NodeProcess(tmp_path / f"node-{restart}.log", "--flow", str(flow_file), "--data-dir", str(data_dir))
     writer.join(120)
     assert writer.error is None, writer.error
-    assert int(log.with_name("app.log.00001").exists()), "the writer rolled the file over"
+    assert log.with_name("app.log.00001").exists(), "the writer rolled the file over"
     expected = {f"{number:06d}" for number in range(LINES)}
     try:
         deadline = time.monotonic() + 120

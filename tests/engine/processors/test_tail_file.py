@@ -99,6 +99,25 @@ def test_rollovers_while_stopped_are_read_after_a_restart(tmp_path):
         assert contents(runner)[4:] == [b"c2\n"]
 
 
+def test_post_rollover_tail_period_keeps_reading_the_rolled_file_until_it_is_quiet(tmp_path):
+    log, rolled = tmp_path / "app.log", tmp_path / "app.log.1"
+    log.write_bytes(b"a1\n")
+    properties = {"Files to Tail": str(log), "Rolling Filename Pattern": "app.log.*",
+                  "Post-Rollover Tail Period": "1 sec"}
+    with tail(tmp_path, properties) as runner:
+        runner.run(stop=False)
+        log.rename(rolled)
+        log.write_bytes(b"b1\n")
+        append(rolled, b"a2\na3-partial")  # the writer still flushes into the rolled-over file
+        runner.run(stop=False)
+        assert contents(runner) == [b"a1\n", b"a2\n"], "whole lines of the rolled file; the new one waits"
+        assert runner.state().values["file.0.tailingPostRollover"] == "true"
+        time.sleep(1.1)  # the rolled file stays quiet for longer than the period
+        runner.run()
+        assert contents(runner) == [b"a1\n", b"a2\n", b"a3-partial", b"b1\n"]
+        assert runner.state().values["file.0.tailingPostRollover"] == "false"
+
+
 def test_beginning_of_time_reads_the_rolled_over_files_oldest_first(tmp_path):
     for name, data, seconds in [("app.log.2", b"old\n", 20), ("app.log.1", b"newer\n", 10)]:
         (tmp_path / name).write_bytes(data)
