@@ -228,6 +228,7 @@ class TailFile(Processor):
             context.yield_processor()
             return
         new_states: dict[str, TailState] = {}
+        self._emitted = 0
         for path, tailed in self._tailed.items():
             try:
                 new_states[path] = self._tail(context, session, path, tailed)
@@ -244,6 +245,8 @@ class TailFile(Processor):
                 raise ProcessException(f"could not read {path} or its rolled-over files: {error}; nothing of it "
                                        "was ingested, the processor will read it again") from error
         self._save(context, session, new_states)
+        if not self._emitted:
+            context.yield_processor()  # nothing new: leave the thread to others for a while
 
     def _tail(self, context, session, path: str, tailed: _Tailed) -> TailState:
         """Read what was written to ``path`` (and the files it rolled over to) since ``tailed.state``."""
@@ -374,6 +377,7 @@ class TailFile(Processor):
                 flowfile, Path(source).as_uri(), details=f"FlowFile contains bytes {state.position} through "
                 f"{result.end} of source file", duration=int((time.monotonic() - started) * 1000))
             session.transfer(flowfile, SUCCESS)
+            self._emitted += 1
             new_state = replace(state, position=result.end, checksum=result.checksum, length=status.st_size,
                                 timestamp=max(state.timestamp, _millis(status)))
         if result.nul:
