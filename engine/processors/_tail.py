@@ -9,7 +9,7 @@ import zlib
 from dataclasses import dataclass, replace
 from typing import BinaryIO, Mapping
 
-__all__ = ["ReadResult", "TailState", "crc_of", "flowfile_name", "glob_regex", "read_lines"]
+__all__ = ["ReadResult", "TailState", "crc_of", "flowfile_name", "glob_regex", "read_lines", "state_indexes"]
 
 _CHUNK = 1 << 16
 _LINE = re.compile(rb"[^\r\n]*(?:\r\n|\n|\r)")
@@ -17,7 +17,6 @@ _LINE = re.compile(rb"[^\r\n]*(?:\r\n|\n|\r)")
 #: NiFi's state keys, ``file.<index>.<key>``.
 FILENAME, POSITION, TIMESTAMP, CHECKSUM, LENGTH, POST_ROLLOVER = (
     "filename", "position", "timestamp", "checksum", "length", "tailingPostRollover")
-_KEYS = (FILENAME, POSITION, TIMESTAMP, CHECKSUM, LENGTH, POST_ROLLOVER)
 
 
 @dataclass(frozen=True)
@@ -71,11 +70,6 @@ def state_indexes(values: Mapping[str, str]) -> dict[str, int]:
         if len(parts) == 3 and parts[0] == "file" and parts[2] == FILENAME and parts[1].isdigit():
             found[value] = int(parts[1])
     return found
-
-
-def state_keys(index: int) -> list[str]:
-    """Every key NiFi stores for the file numbered ``index``."""
-    return [f"file.{index}.{key}" for key in _KEYS]
 
 
 @dataclass

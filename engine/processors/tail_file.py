@@ -32,7 +32,6 @@ from engine.processors._tail import (
     glob_regex,
     read_lines,
     state_indexes,
-    state_keys,
 )
 
 SINGLE_FILE, MULTIPLE_FILES = "Single file", "Multiple files"
