@@ -241,6 +241,7 @@ class TailFile(Processor):
                 context.logger.error("%s; yielding", context.refused(error))
                 context.yield_processor()
             except OSError as error:
+                context.yield_processor()
                 raise ProcessException(f"could not read {path} or its rolled-over files: {error}; nothing of it "
                                        "was ingested, the processor will read it again") from error
         self._save(context, session, new_states)
@@ -403,15 +404,18 @@ class TailFile(Processor):
         pattern = glob_regex(self._rolling.replace("${filename}", name.rpartition(".")[0] or name))
         directory = self._confinement.check_path(directory or ".")
         found = []
-        with os.scandir(directory) as entries:
-            for entry in entries:
-                if entry.name == name or not pattern.match(entry.name) or not self._confinement.allows(entry.path):
-                    continue
-                try:
-                    if entry.is_file() and _millis(entry.stat()) >= since:
-                        found.append((_millis(entry.stat()), entry.name, entry.path))
-                except FileNotFoundError:
-                    continue
+        try:
+            entries = list(os.scandir(directory))
+        except FileNotFoundError:
+            return []
+        for entry in entries:
+            if entry.name == name or not pattern.match(entry.name) or not self._confinement.allows(entry.path):
+                continue
+            try:
+                if entry.is_file() and _millis(entry.stat()) >= since:
+                    found.append((_millis(entry.stat()), entry.name, entry.path))
+            except FileNotFoundError:
+                continue
         return [entry_path for _, _, entry_path in sorted(found)]
 
     def _list_files(self, context) -> list[str]:

@@ -342,3 +342,14 @@ def test_rolling_patterns_are_java_globs(pattern, name, matches):
     from engine.processors._tail import glob_regex
 
     assert bool(glob_regex(pattern).match(name)) is matches
+
+
+def test_a_file_that_does_not_exist_yet_is_read_once_it_appears(tmp_path):
+    log = tmp_path / "later" / "app.log"
+    with tail(tmp_path, {"Files to Tail": str(log), "Rolling Filename Pattern": "app.log.*"}) as runner:
+        runner.run(stop=False)
+        assert contents(runner) == [] and runner.bulletins == []
+        log.parent.mkdir()
+        log.write_bytes(b"hello\n")
+        runner.run()
+        assert contents(runner) == [b"hello\n"]
