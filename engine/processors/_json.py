@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from decimal import Decimal
 from typing import Any
 
@@ -37,16 +38,26 @@ def scalar_text(value: Any, null: str) -> str:
     return str(value)
 
 
+_ESCAPE = re.compile(r"(\\\\)|\\u([0-9a-f]{4})")
+
+
+def _string(value: str) -> str:
+    """A JSON string with control characters escaped as Jackson escapes them (``\\u001F``)."""
+    return _ESCAPE.sub(lambda m: m.group(1) or "\\u" + m.group(2).upper(), json.dumps(value, ensure_ascii=False))
+
+
 def _token(value: Any) -> str:
     if isinstance(value, float) and math.isfinite(value):
         return java_double(value)
+    if isinstance(value, str):
+        return _string(value)
     return json.dumps(value, ensure_ascii=False)
 
 
 def compact(value: Any) -> str:
     """``value`` as Jackson's default writer writes it: no spaces."""
     if isinstance(value, dict):
-        return "{" + ",".join(f"{json.dumps(key, ensure_ascii=False)}:{compact(item)}"
+        return "{" + ",".join(f"{_string(key)}:{compact(item)}"
                               for key, item in value.items()) + "}"
     if isinstance(value, list):
         return "[" + ",".join(compact(item) for item in value) + "]"
@@ -60,7 +71,7 @@ def pretty(value: Any, depth: int = 0) -> str:
         if not value:
             return "{ }"
         inner = "  " * (depth + 1)
-        members = [f"{inner}{json.dumps(key, ensure_ascii=False)} : {pretty(item, depth + 1)}"
+        members = [f"{inner}{_string(key)} : {pretty(item, depth + 1)}"
                    for key, item in value.items()]
         return "{\n" + ",\n".join(members) + "\n" + "  " * depth + "}"
     if isinstance(value, list):

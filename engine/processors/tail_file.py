@@ -252,6 +252,7 @@ class TailFile(Processor):
         """Read what was written to ``path`` (and the files it rolled over to) since ``tailed.state``."""
         if tailed.fresh:
             state, rotated = self._initial(context, session, path, tailed)
+            tailed.fresh = False
         else:
             state, rotated, wait = self._rolled_over(context, session, path, tailed.state)
             if wait:
@@ -287,7 +288,6 @@ class TailFile(Processor):
 
     def _initial(self, context, session, path: str, tailed: _Tailed) -> tuple[TailState, bool]:
         """Where reading starts in a file without state (Initial Start Position)."""
-        tailed.fresh = False
         state = tailed.state
         if self._start == BEGINNING_OF_TIME:
             rolled = self._rolled_files(path, 0)

@@ -81,3 +81,11 @@ def test_pretty_print_matters_only_for_content_and_nifi_1_regex_name_loads(tmp_p
         runner.run()
         (out,) = runner.output("success")
         assert out.attributes["JSONAttributes"] == '{"color":"blue"}'
+
+
+def test_control_characters_are_escaped_as_jackson_escapes_them(tmp_path):
+    with ProcessorTestRunner("AttributesToJSON", tmp_path, {"Attributes List": "a"}) as runner:
+        runner.enqueue(b"", a="tab\there\x1f/é")
+        runner.run()
+        (out,) = runner.output("success")
+        assert out.attributes["JSONAttributes"] == '{"a":"tab\\there\\u001F/é"}'
