@@ -7,11 +7,17 @@ scalars, as ``json.loads`` gives them):
   indexes, e.g. ``$.a.b[0]``) gives one value and raises :class:`PathNotFoundError` when nothing is there;
   an *indefinite* path (``..``, ``*``, slices, filters, unions) gives a list, empty when nothing matched.
   A trailing function (``length()``, ``size()``, ``min()``, ``max()``, ``avg()``, ``sum()``,
-  ``stddev()``, ``keys()``, ``first()``, ``last()``) is applied to what the rest of the path reads.
+  ``stddev()``, ``keys()``, ``first()``, ``last()``) is applied to the value a definite path reads, to each
+  match of an indefinite one, and, for a path starting ``$..``, to all the matches together (one value).
 * ``delete``, ``set``, ``add`` (append to the array at the path) and ``put`` (key into the object at the
   path) change the document in place and return it. Like Jayway they raise :class:`PathNotFoundError` when
   the path matches nothing and :class:`InvalidModificationError` when the target cannot take the change
   (adding to something that is not an array, setting the root, ...).
+
+Filters take Jayway's comparisons, ``&&``, ``||``, ``!``, existence (``[?(@.isbn)]``), paths from the root
+(``@.price < $.limit``), ``=~ /regex/flags`` (a Java regular expression matching the whole value) and the
+``in``, ``nin``, ``subsetof``, ``anyof``, ``noneof``, ``size`` and ``empty`` operators
+(``[?(@.category in ['fiction', 'poetry'])]``, ``[?(@.tags size 2)]``; see :mod:`engine.jsonpath_filters`).
 
 An invalid path raises :class:`InvalidPathError` from ``compile``.
 """
@@ -26,6 +32,10 @@ from typing import Any
 from jsonpath_ng import Child, Descendants, Fields, Index, Root, This
 from jsonpath_ng.exceptions import JsonPathLexerError, JsonPathParserError
 from jsonpath_ng.ext import parse as _parse
+
+from engine.java_regex import to_python_pattern
+from engine.jsonpath_filters import rewrite as _rewrite_relations
+from engine.jsonpath_filters import substitute as _substitute_relations
 
 __all__ = ["JsonPath", "compile", "JsonPathError", "InvalidPathError", "PathNotFoundError",
            "InvalidModificationError"]
@@ -90,6 +100,43 @@ _FUNCTIONS = {
 }
 
 
+_REGEX_FLAGS = {"i": "i", "m": "m", "s": "s", "x": "x"}
+_REGEX_FILTER = re.compile(r"=~\s*/((?:\\.|[^/\\])*)/([a-zA-Z]*)")
+
+
+def _regex_filters(path: str) -> str:
+    """Rewrite Jayway's ``=~ /regex/flags`` as jsonpath-ng's quoted pattern, anchored as Java's matches() is."""
+    out, i, quote = [], 0, None
+    while i < len(path):
+        char = path[i]
+        if quote:
+            out.append(char)
+            if char == "\\" and i + 1 < len(path):
+                out.append(path[i + 1])
+                i += 1
+            elif char == quote:
+                quote = None
+            i += 1
+            continue
+        if char in "'\"":
+            quote = char
+        elif path.startswith("=~", i):
+            found = _REGEX_FILTER.match(path, i)
+            if found:
+                flags = "".join(sorted({_REGEX_FLAGS[f] for f in found.group(2) if f in _REGEX_FLAGS}))
+                pattern = (f"(?{flags})" if flags else "") + rf"\A(?:{to_python_pattern(found.group(1))})\Z"
+                try:
+                    re.compile(pattern)
+                except re.error as exc:
+                    raise InvalidPathError(f"invalid JSON path {path!r}: bad regular expression: {exc}") from None
+                out.append('=~ "' + pattern.replace("\\", "\\\\").replace('"', '\\"') + '"')
+                i = found.end()
+                continue
+        out.append(char)
+        i += 1
+    return "".join(out)
+
+
 def _definite(node: Any, leaf: bool = True) -> bool:
     """Jayway's rule: only single property names and single indexes (a leaf may name several properties)."""
     if isinstance(node, (Root, This)):
@@ -100,6 +147,15 @@ def _definite(node: Any, leaf: bool = True) -> bool:
         return "*" not in node.fields and (len(node.fields) == 1 or leaf)
     if isinstance(node, Index):
         return len(node.indices) == 1
+    return False
+
+
+def _starts_with_scan(node: Any) -> bool:
+    """Whether the path begins ``$..`` (Jayway applies a trailing function to all its matches together)."""
+    while isinstance(node, (Child, Descendants)):
+        if isinstance(node, Descendants) and isinstance(node.left, Root):
+            return True
+        node = node.left
     return False
 
 
@@ -116,7 +172,7 @@ def _parent_path(node: Any) -> Any:
 class JsonPath:
     """A compiled JsonPath; use :func:`compile` to get one."""
 
-    __slots__ = ("text", "definite", "_expr", "_function", "_merge")
+    __slots__ = ("text", "definite", "_expr", "_function", "_merge", "_scan")
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -127,25 +183,43 @@ class JsonPath:
         if not path.strip():
             raise InvalidPathError(f"invalid JSON path {text!r}: the path is empty")
         try:
-            self._expr = _parse(path)
+            relations: dict = {}
+            rewritten = _rewrite_relations(_regex_filters(path) if "=~" in path else path, relations, compile)
+            self._expr = _parse(rewritten)
+            if relations:
+                _substitute_relations(self._expr, relations)
+        except InvalidPathError:
+            raise
         except (JsonPathParserError, JsonPathLexerError, ValueError, TypeError, AttributeError) as exc:
             raise InvalidPathError(f"invalid JSON path {text!r}: {exc}") from None
         self._function = function
         leaf = _leaf(self._expr)
         # A definite path ending in several names reads them merged into one object, as Jayway does.
         self._merge = isinstance(leaf, Fields) and len(leaf.fields) > 1 and "*" not in leaf.fields
+        self._scan = _starts_with_scan(self._expr)
         #: Whether ``read`` gives one value (True) or a list of every match (False).
-        self.definite = function is not None or _definite(self._expr)
+        self.definite = _definite(self._expr) or (function is not None and self._scan)
 
     def __repr__(self) -> str:
         return f"JsonPath({self.text!r})"
 
     def read(self, document: Any) -> Any:
         """The value at a definite path, or the list of values an indefinite path matches."""
-        if self._function is not None:
-            inner = _definite(self._expr)
-            return _FUNCTIONS[self._function](self._read(document, inner))
-        return self._read(document, self.definite)
+        if self._function is None:
+            return self._read(document, self.definite)
+        function = _FUNCTIONS[self._function]
+        if self._scan:
+            # Jayway turns $..a.f() into $.f($..a): the function sees every match at once.
+            matches = self._read(document, False)
+            if self._function in ("length", "size"):
+                return len([child for match in matches if isinstance(match, (list, dict))
+                            for child in (match if isinstance(match, list) else match.values())])
+            if self._function == "keys":
+                return function(document)
+            return function(matches)
+        if self.definite:
+            return function(self._read(document, True))
+        return [function(value) for value in self._read(document, False)]
 
     def _read(self, document: Any, definite: bool) -> Any:
         if self._merge and definite:
