@@ -138,6 +138,7 @@ class ProcessSession(SessionContent, SessionEvents):
         self._held: list[_Held] = []
         self._started = time.monotonic()
         self._on_commit: list[Callable[[], None]] = []
+        self._marks: dict[str, int] = {}
         self._forced: list[ProvenanceEvent] = []
         self._on_rollback: list[Callable[[], None]] = []
         self._counts = SessionCounts()
@@ -214,6 +215,21 @@ class ProcessSession(SessionContent, SessionEvents):
     def on_commit(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` once this session's next commit has succeeded (never on rollback)."""
         self._on_commit.append(callback)
+
+    def commit_mark(self, key: str, at: int) -> None:
+        """Write the mark ``key`` with the time ``at`` (ms since the epoch) in the log transaction
+        of the session's next commit; a later mark of the same key replaces it.
+
+        A processor that keeps state beside its commits (a file position) saves the new state as
+        pending with the time of the mark before committing, and after a crash compares that time
+        with ``committed_mark(key)`` to learn which state stands. Marks are forgotten once older
+        than the repository's ``transfer_mark_window`` (24 hours).
+        """
+        self._marks[key] = at
+
+    def committed_mark(self, key: str) -> int | None:
+        """The time of the last committed mark ``key`` (see ``commit_mark``); None if none is known."""
+        return self.storage.flowfiles.wal.transfer_marks.get(key)
 
     def on_rollback(self, callback: Callable[[], None]) -> None:
         """Run ``callback`` if this session is rolled back (or its task terminated) instead of
@@ -465,6 +481,7 @@ class ProcessSession(SessionContent, SessionEvents):
         self._held = []
         self._forced = []
         self._on_commit = []
+        self._marks = {}
         self._on_rollback = []
         self._counts = SessionCounts()
         self._started = time.monotonic()
@@ -506,6 +523,7 @@ class ProcessSession(SessionContent, SessionEvents):
             for extra in queues[1:]:
                 clone = self._clone_for(record, plan, duration)
                 self._plan_transfer(clone, extra, plan, now)
+        plan.wal.extend(RepositoryRecord.transfer_mark(key, at) for key, at in self._marks.items())
         plan.events = self._plan_events(plan, duration)
 
     def _plan_transfer(self, record: _Record, queue: FlowFileQueue, plan: _CommitPlan, now: int) -> None:
