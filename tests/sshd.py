@@ -40,8 +40,11 @@ class SshServer:
         if not self.host_key.exists():
             _keygen(self.host_key)
             _keygen(self.client_key)
-        (self.directory / "authorized_keys").write_text(Path(f"{self.client_key}.pub").read_text())
-        os.chmod(self.directory / "authorized_keys", 0o600)
+        # sshd reads authorized_keys as the user logging in: keep it where 'nobody' can too.
+        self.keys = Path(tempfile.mkdtemp(prefix="sshd-keys-"))
+        os.chmod(self.keys, 0o755)
+        (self.keys / "authorized_keys").write_text(Path(f"{self.client_key}.pub").read_text())
+        os.chmod(self.keys / "authorized_keys", 0o644)
         host_public = Path(f"{self.host_key}.pub").read_text().split()
         self.known_hosts.write_text(f"[127.0.0.1]:{self.port} {host_public[0]} {host_public[1]}\n")
 
@@ -52,7 +55,7 @@ class SshServer:
         config = self.directory / "sshd_config"
         config.write_text("\n".join([
             f"Port {self.port}", "ListenAddress 127.0.0.1", f"HostKey {self.host_key}",
-            f"AuthorizedKeysFile {self.directory}/authorized_keys", f"PidFile {self.directory}/sshd.pid",
+            f"AuthorizedKeysFile {self.keys}/authorized_keys", f"PidFile {self.directory}/sshd.pid",
             "PubkeyAuthentication yes", "PasswordAuthentication no",
             "KbdInteractiveAuthentication no", "UsePAM no", "PermitRootLogin yes", "StrictModes no",
             "Subsystem sftp internal-sftp", "LogLevel ERROR", ""]))
@@ -82,6 +85,7 @@ class SshServer:
                 self.process.kill()
                 self.process.wait()
         self.process = None
+        shutil.rmtree(self.keys, ignore_errors=True)
 
     def properties(self, **extra: str) -> dict[str, str]:
         """The connection properties of an SFTP processor logging in with the key."""
