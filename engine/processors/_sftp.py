@@ -179,6 +179,8 @@ def _sorted(error: OSError, what: str, settings: Settings) -> Exception:
     if isinstance(error, PermissionError) or error.errno == errno.EACCES:
         return Denied(f"{what}: permission denied by {settings.address}")
     detail = error.strerror or (error.args[0] if error.args else "") or type(error).__name__
+    if detail == "Failure":
+        detail = "the server reported a failure without saying why (a full disk, a quota, an unusable path...)"
     return CommsError(f"{what} on {settings.address} failed: {detail}")
 
 
