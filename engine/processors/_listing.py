@@ -1,5 +1,5 @@
-"""NiFi's Tracking Timestamps listing strategy for listers of remote files (ListSFTP): which of
-the files seen now are new, and the cluster-wide state that remembers it.
+"""NiFi's Tracking Timestamps listing strategy, shared by ListFile and ListSFTP: which of the
+files seen now are new, and the cluster-wide state that remembers it.
 
 The state keys are NiFi's: ``listing.timestamp`` (the newest last-modified time seen),
 ``processed.timestamp`` (the newest time listed) and ``id.0``, ``id.1``... (the files listed
@@ -25,7 +25,7 @@ PRECISIONS = {"millis": 1, "seconds": 1000, "minutes": 60_000}
 LISTING_LAG = {1: 100, 1000: 1000, 60_000: 60_000}
 
 TIMESTAMP_PRECISION = PropertyDescriptor(
-    "Target System Timestamp Precision", description="How precise the remote system's last-modified times are. The newest files are held back until no "
+    "Target System Timestamp Precision", description="How precise the listed system's last-modified times are. The newest files are held back until no "
     "other file can still get the same time; the precision sets how long that is (100 millis, 1 second or 1 "
     "minute). Auto Detect infers it from the times it sees.", required=True, default="auto-detect", allowed_values=[
         AllowableValue("auto-detect", "Auto Detect", "Millis if any time has milliseconds, else seconds if any "
