@@ -16,7 +16,13 @@ import paramiko
 from engine.components import AllowableValue, ExpressionScope, PropertyDependency, PropertyDescriptor
 from engine.components import validators as v
 from engine.confinement import ConfinementError, Policy
-from engine.processors._files import format_file_time
+
+__all__ = [
+    "ALGORITHMS", "CONNECTION_TIMEOUT", "DATA_TIMEOUT", "HOSTNAME", "HOST_KEY_FILE", "KEEP_ALIVE", "PASSWORD", "PORT",
+    "PRIVATE_KEY_PASSPHRASE", "PRIVATE_KEY_PATH", "REMOTE_PATH", "STRICT_HOST_KEY_CHECKING", "USERNAME",
+    "USE_COMPRESSION", "CommsError", "Connection", "Denied", "NotFound", "Settings", "connect",
+    "parse_modified_time", "parse_permissions", "permissions",
+]
 
 _FLOWFILE = ExpressionScope.FLOWFILE_ATTRIBUTES
 
@@ -79,8 +85,6 @@ MACS_ALLOWED = PropertyDescriptor(
     "Message Authentication Codes Allowed", description="Comma-separated MACs allowed (unset: all).",
     validators=[v.NON_EMPTY], expression_language=ExpressionScope.ENVIRONMENT, depends_on=_CUSTOM)
 
-#: The connection properties, in the order NiFi shows them after the server's own.
-SECURITY = (HOST_KEY_FILE, STRICT_HOST_KEY_CHECKING, KEEP_ALIVE, USE_COMPRESSION)
 ALGORITHMS = (ALGORITHM_CONFIGURATION, CIPHERS_ALLOWED, KEY_ALGORITHMS_ALLOWED, KEY_EXCHANGE_ALGORITHMS_ALLOWED,
               MACS_ALLOWED)
 _KEY_TYPES = (paramiko.Ed25519Key, paramiko.ECDSAKey, paramiko.RSAKey)
@@ -330,8 +334,3 @@ def parse_modified_time(text: str) -> float:
     """Seconds since the epoch from NiFi's ``yyyy-MM-dd'T'HH:mm:ssZ``; ValueError otherwise."""
     return datetime.strptime(text.strip(), "%Y-%m-%dT%H:%M:%S%z").timestamp()
 
-
-__all__ = ["ALGORITHMS", "CONNECTION_TIMEOUT", "DATA_TIMEOUT", "HOSTNAME", "PASSWORD", "PORT", "PRIVATE_KEY_PASSPHRASE",
-           "PRIVATE_KEY_PATH", "REMOTE_PATH", "SECURITY", "USERNAME", "CommsError", "Connection", "Denied",
-           "NotFound", "Settings", "connect", "format_file_time", "parse_modified_time", "parse_permissions",
-           "permissions"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import time
 
 import pytest
@@ -256,3 +257,17 @@ def test_nifi_names_defaults_and_unoffered_properties(tmp_path, sshd, remote):
     assert ListSFTP.default_scheduling_period == "1 min" and ListSFTP.trigger_serially
     with runner_for(tmp_path, sshd, remote, **{"Record Writer": "writer"}) as runner:
         assert any("Record Writer" in problem for problem in runner.validate())
+
+
+def test_a_server_that_never_answers_times_out_after_the_connection_timeout(tmp_path, remote):
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        properties = {"Hostname": "127.0.0.1", "Port": str(port), "Username": "u", "Remote Path": str(remote),
+                      "Connection Timeout": "1 sec"}
+        with ProcessorTestRunner(ListSFTP, tmp_path, properties, input=False) as runner:
+            started = time.monotonic()
+            assert runner.run() == [Outcome.YIELDED]
+            assert time.monotonic() - started < 10
+            assert any(f"127.0.0.1:{port}" in m for m in runner.bulletins), runner.bulletins
