@@ -58,7 +58,7 @@ class SshServer:
             f"AuthorizedKeysFile {self.keys}/authorized_keys", f"PidFile {self.directory}/sshd.pid",
             "PubkeyAuthentication yes", "PasswordAuthentication no",
             "KbdInteractiveAuthentication no", "UsePAM no", "PermitRootLogin yes", "StrictModes no",
-            "Subsystem sftp internal-sftp", "LogLevel ERROR", ""]))
+            "Subsystem sftp internal-sftp", "LogLevel INFO", ""]))
         self.process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL,
                                         stderr=open(self.directory / "sshd.log", "a"))
         deadline = time.monotonic() + 10
@@ -86,6 +86,10 @@ class SshServer:
                 self.process.wait()
         self.process = None
         shutil.rmtree(self.keys, ignore_errors=True)
+
+    def logins(self) -> int:
+        """How many logins the server accepted so far."""
+        return (self.directory / "sshd.log").read_text().count("Accepted publickey")
 
     def properties(self, **extra: str) -> dict[str, str]:
         """The connection properties of an SFTP processor logging in with the key."""

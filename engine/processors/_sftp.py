@@ -8,6 +8,9 @@ import errno
 import io
 import os
 import stat
+import threading
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -20,7 +23,7 @@ from engine.confinement import ConfinementError, Policy
 __all__ = [
     "ALGORITHMS", "CONNECTION_TIMEOUT", "DATA_TIMEOUT", "HOSTNAME", "HOST_KEY_FILE", "KEEP_ALIVE", "PASSWORD", "PORT",
     "PRIVATE_KEY_PASSPHRASE", "PRIVATE_KEY_PATH", "REMOTE_PATH", "STRICT_HOST_KEY_CHECKING", "USERNAME",
-    "USE_COMPRESSION", "CommsError", "Connection", "Denied", "NotFound", "Settings", "connect",
+    "USE_COMPRESSION", "CommsError", "Connection", "Denied", "NotFound", "Pool", "Settings", "close_all", "connect",
     "parse_modified_time", "parse_permissions", "permissions",
 ]
 
@@ -222,6 +225,67 @@ def connect(policy: Policy, settings: Settings) -> Connection:
         transport.close()
         raise CommsError(f"SSH session with {settings.address} failed: {error or type(error).__name__}") from error
     return Connection(settings, transport, sftp)
+
+
+class Pool:
+    """Logged-in connections kept between runs (a handshake costs more than most transfers),
+    closed once idle for ``idle_seconds``. Taking one checks its address against the policy
+    again, so a grant withdrawn meanwhile also closes what was already open."""
+
+    def __init__(self, idle_seconds: float = 30.0) -> None:
+        self._idle_seconds = idle_seconds
+        self._idle: dict[Settings, list[tuple[float, Connection]]] = {}
+        self._lock = threading.Lock()
+
+    def take(self, policy: Policy, settings: Settings) -> Connection:
+        """An open connection for ``settings``: an idle one, else a new one (see ``connect``)."""
+        while True:
+            with self._lock:
+                idle = self._idle.get(settings)
+                connection = idle.pop()[1] if idle else None
+            if connection is None:
+                return connect(policy, settings)
+            try:
+                policy.check_destination(settings.host, settings.port)
+            except ConfinementError:
+                connection.close()
+                raise
+            if connection.alive:
+                return connection
+            connection.close()
+
+    def give_back(self, connections: Iterable[Connection]) -> None:
+        """Keep the open ones of ``connections`` for later; close those idle too long."""
+        now = time.monotonic()
+        expired = []
+        with self._lock:
+            for connection in connections:
+                if connection.alive:
+                    self._idle.setdefault(connection.settings, []).append((now, connection))
+                else:
+                    expired.append(connection)
+            for settings, idle in list(self._idle.items()):
+                expired += [connection for since, connection in idle if now - since > self._idle_seconds]
+                idle[:] = [(since, connection) for since, connection in idle if now - since <= self._idle_seconds]
+                if not idle:
+                    del self._idle[settings]
+        close_all(expired)
+
+    def close(self) -> None:
+        """Close every idle connection."""
+        with self._lock:
+            idle = [connection for entries in self._idle.values() for _, connection in entries]
+            self._idle.clear()
+        close_all(idle)
+
+
+def close_all(connections: Iterable[Connection]) -> None:
+    """Close each of ``connections``, whatever state it is in."""
+    for connection in connections:
+        try:
+            connection.close()
+        except Exception:  # noqa: BLE001, S110 - closing a broken connection
+            pass
 
 
 def _restrict(options, algorithms) -> None:

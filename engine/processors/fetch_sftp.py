@@ -116,6 +116,9 @@ class FetchSFTP(Processor):
     )
     see_also = ("ListSFTP", "PutSFTP")
 
+    def __init__(self) -> None:
+        self._pool = sftp.Pool()
+
     def on_scheduled(self, context):
         self._remote_file = context.property(REMOTE_FILE)
         self._completion = context.property(COMPLETION_STRATEGY).value
@@ -130,6 +133,9 @@ class FetchSFTP(Processor):
                 and not context.property(MOVE_DESTINATION).is_set()):
             yield "'Move Destination Directory' must be set when the Completion Strategy is 'Move File'"
 
+    def on_stopped(self, context):
+        self._pool.close()
+
     def on_trigger(self, context, session):
         connections: dict[sftp.Settings, sftp.Connection] = {}
         completions: list[tuple[sftp.Settings, str, str | None]] = []
@@ -139,13 +145,13 @@ class FetchSFTP(Processor):
                 if completion is not None:
                     completions.append(completion)
         except BaseException:
-            _close(connections)
+            sftp.close_all(connections.values())
             raise
         if completions:
             session.on_commit(lambda: self._complete(context, connections, completions))
-            session.on_rollback(lambda: _close(connections))
+            session.on_rollback(lambda: self._pool.give_back(connections.values()))
         else:
-            _close(connections)
+            self._pool.give_back(connections.values())
 
     def _fetch(self, context, session, flowfile, connections) -> tuple | None:
         started = time.monotonic()
@@ -165,8 +171,8 @@ class FetchSFTP(Processor):
             attributes["path"] = directory
         try:
             connection = connections.get(settings)
-            if connection is None or not connection.alive:
-                connection = connections[settings] = sftp.connect(context.confinement, settings)
+            if connection is None:
+                connection = connections[settings] = self._pool.take(context.confinement, settings)
             flowfile = session.write(flowfile, lambda out: self._download(connection, path, out))
         except ConfinementError as error:
             context.logger.error("%s; routing %s to comms.failure", context.refused(error), flowfile.uuid)
@@ -220,7 +226,7 @@ class FetchSFTP(Processor):
                 connection = connections.get(settings)
                 try:
                     if connection is None or not connection.alive:
-                        connection = connections[settings] = sftp.connect(context.confinement, settings)
+                        connection = connections[settings] = self._pool.take(context.confinement, settings)
                     if self._completion == COMPLETION_DELETE:
                         try:
                             connection.call(f"deleting {path}", connection.sftp.remove, path)
@@ -233,7 +239,7 @@ class FetchSFTP(Processor):
                     context.logger.warning("fetched %s from %s but could not %s it: %s; the FlowFile stays in success",
                                            path, settings.address, action, error)
         finally:
-            _close(connections)
+            self._pool.give_back(connections.values())
 
     def _move(self, connection: sftp.Connection, path: str, destination: str) -> None:
         if self._create:
@@ -264,11 +270,3 @@ def make_directories(connection: sftp.Connection, directory: str, check_first: b
         # SFTP reports an existing directory as a generic failure; only a missing one is an error.
         connection.call(f"looking up {directory}", connection.sftp.stat, directory)
 
-
-def _close(connections: dict) -> None:
-    for connection in connections.values():
-        try:
-            connection.close()
-        except Exception:  # noqa: BLE001, S110 - closing a broken connection
-            pass
-    connections.clear()

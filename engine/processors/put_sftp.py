@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import stat
 import time
 
 from engine.components import (
@@ -18,7 +19,7 @@ from engine.components import validators as v
 from engine.confinement import ConfinementError
 from engine.expression import ExpressionError
 from engine.processors import _sftp as sftp
-from engine.processors.fetch_sftp import DISABLE_DIRECTORY_LISTING, _close, make_directories
+from engine.processors.fetch_sftp import DISABLE_DIRECTORY_LISTING, make_directories
 
 _FLOWFILE = ExpressionScope.FLOWFILE_ATTRIBUTES
 REPLACE, IGNORE, RENAME, REJECT, FAIL, NONE = "REPLACE", "IGNORE", "RENAME", "REJECT", "FAIL", "NONE"
@@ -115,6 +116,9 @@ class PutSFTP(Processor):
     reads_attributes = (WrittenAttribute("filename", "The name of the file to write"),)
     see_also = ("ListSFTP", "FetchSFTP")
 
+    def __init__(self) -> None:
+        self._pool = sftp.Pool()
+
     def on_scheduled(self, context):
         self._batch = context.property(BATCH_SIZE).as_int()
         self._remote_path = context.property(sftp.REMOTE_PATH)
@@ -129,6 +133,9 @@ class PutSFTP(Processor):
         self._owner = context.property(REMOTE_OWNER)
         self._group = context.property(REMOTE_GROUP)
 
+    def on_stopped(self, context):
+        self._pool.close()
+
     def on_trigger(self, context, session):
         connections: dict[sftp.Settings, sftp.Connection] = {}
         try:
@@ -140,7 +147,7 @@ class PutSFTP(Processor):
                     context.yield_processor()
                     return
         finally:
-            _close(connections)
+            self._pool.give_back(connections.values())
 
     def _send(self, context, session, flowfile, connections) -> bool:
         """Send one FlowFile and route it; False when the server is unusable for now."""
@@ -156,8 +163,8 @@ class PutSFTP(Processor):
         name = flowfile.attributes.get("filename") or flowfile.uuid
         try:
             connection = connections.get(settings)
-            if connection is None or not connection.alive:
-                connection = connections[settings] = sftp.connect(context.confinement, settings)
+            if connection is None:
+                connection = connections[settings] = self._pool.take(context.confinement, settings)
             target = self._put(context, session, connection, flowfile, directory, name)
         except ConfinementError as error:
             context.logger.error("%s; routing %s to failure", context.refused(error), flowfile.uuid)
@@ -231,7 +238,7 @@ class PutSFTP(Processor):
         existing = _stat(connection, posixpath.join(directory, name) if directory else name)
         if existing is None:
             return name
-        if existing.st_mode is not None and (existing.st_mode & 0o170000) == 0o040000:
+        if stat.S_ISDIR(existing.st_mode or 0):
             raise _Rejected(REJECT_RELATIONSHIP, False, f"{name} is a directory on the server")
         if self._conflict == REPLACE:
             return name

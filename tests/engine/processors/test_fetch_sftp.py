@@ -165,3 +165,18 @@ def test_nifi_names_and_validation(tmp_path, sshd):
         assert any("Move Destination Directory" in problem for problem in runner.validate())
     with runner_for(tmp_path, sshd, **{"fetchfiletransfer-notfound-loglevel": "WARN"}) as runner:
         assert runner.validate() == []
+
+
+def test_a_connection_serves_later_runs_until_the_processor_stops(tmp_path, sshd, remote):
+    (remote / "a.txt").write_text("a")
+    before = sshd.logins()
+    with runner_for(tmp_path, sshd) as runner:
+        for _ in range(3):
+            runner.enqueue(b"", path=str(remote), filename="a.txt")
+            runner.run(stop=False)
+        assert len(runner.output("success")) == 3
+        assert sshd.logins() == before + 1
+        runner.stop()
+        runner.enqueue(b"", path=str(remote), filename="a.txt")
+        runner.run()
+        assert sshd.logins() == before + 2, "stopping closed the idle connection"
