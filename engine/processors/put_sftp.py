@@ -217,11 +217,7 @@ class PutSFTP(Processor):
             self._write(session, connection, flowfile, temporary)
             self._apply_metadata(context, connection, flowfile, temporary)
             if temporary != target:
-                try:
-                    connection.call(f"removing {target}", connection.sftp.remove, target)
-                except (sftp.NotFound, sftp.CommsError):
-                    pass  # nothing to replace (OpenSSH renames only onto a free name)
-                connection.call(f"renaming {temporary} to {target}", connection.sftp.rename, temporary, target)
+                _replace(connection, temporary, target)
         except BaseException:
             if temporary != target and connection.alive:
                 try:
@@ -296,3 +292,19 @@ def _stat(connection: sftp.Connection, path: str):
         return connection.call(f"looking up {path}", connection.sftp.stat, path)
     except sftp.NotFound:
         return None
+
+
+def _replace(connection: sftp.Connection, source: str, target: str) -> None:
+    """Rename ``source`` to ``target``, replacing it at once where the server can (OpenSSH's
+    posix-rename); else remove ``target`` first, as plain SFTP renames only onto a free name."""
+    try:
+        connection.call(f"renaming {source} to {target}", connection.sftp.posix_rename, source, target)
+        return
+    except sftp.CommsError:
+        if not connection.alive:
+            raise
+    try:
+        connection.call(f"removing {target}", connection.sftp.remove, target)
+    except sftp.NotFound:
+        pass
+    connection.call(f"renaming {source} to {target}", connection.sftp.rename, source, target)
