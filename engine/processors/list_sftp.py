@@ -21,6 +21,7 @@ from engine.components import (
 )
 from engine.components import validators as v
 from engine.confinement import ConfinementError
+from engine.expression import ExpressionError
 from engine.processors import _sftp as sftp
 from engine.processors._files import MAX_AGE, MAX_SIZE, MIN_AGE, MIN_SIZE, SizeAndAge, format_file_time
 from engine.processors._listing import TIMESTAMP_PRECISION, TimestampListing
@@ -158,7 +159,7 @@ class ListSFTP(Processor):
             context.logger.error("%s; yielding", context.refused(error))
             context.yield_processor()
             return
-        except (sftp.CommsError, ValueError) as error:
+        except (sftp.CommsError, ExpressionError, ValueError) as error:
             context.logger.error("could not list %s: %s; yielding", self._remote_path, error)
             context.yield_processor()
             return
@@ -230,6 +231,5 @@ class ListSFTP(Processor):
 
 def _fingerprint(context) -> str:
     """A digest of the settings that decide which files a listing holds."""
-    values = [context.property(descriptor).evaluate().value or "" if descriptor.expression_language
-              is not ExpressionScope.NONE else context.property(descriptor).value or "" for descriptor in _RESET_BY]
+    values = [context.property(descriptor).evaluate().value or "" for descriptor in _RESET_BY]
     return hashlib.sha256("\0".join(values).encode()).hexdigest()
