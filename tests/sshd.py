@@ -87,6 +87,13 @@ class SshServer:
         self.process = None
         shutil.rmtree(self.keys, ignore_errors=True)
 
+    def authorize(self, key: Path, passphrase: str = "", kind: str = "ed25519") -> Path:
+        """Make a new ``kind`` key pair at ``key`` (protected by ``passphrase``) that may log in too."""
+        _keygen(key, passphrase, kind)
+        with open(self.keys / "authorized_keys", "a") as authorized:
+            authorized.write(Path(f"{key}.pub").read_text())
+        return key
+
     def logins(self) -> int:
         """How many logins the server accepted so far."""
         return (self.directory / "sshd.log").read_text().count("Accepted publickey")
@@ -97,8 +104,8 @@ class SshServer:
                 "Private Key Path": str(self.client_key), **extra}
 
 
-def _keygen(path: Path) -> None:
-    subprocess.run([shutil.which("ssh-keygen") or "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)],
+def _keygen(path: Path, passphrase: str = "", kind: str = "ed25519") -> None:
+    subprocess.run([shutil.which("ssh-keygen") or "ssh-keygen", "-q", "-t", kind, "-N", passphrase, "-f", str(path)],
                    check=True)
 
 

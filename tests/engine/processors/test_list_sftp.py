@@ -271,3 +271,27 @@ def test_a_server_that_never_answers_times_out_after_the_connection_timeout(tmp_
             assert runner.run() == [Outcome.YIELDED]
             assert time.monotonic() - started < 10
             assert any(f"127.0.0.1:{port}" in m for m in runner.bulletins), runner.bulletins
+
+
+def test_a_private_key_protected_by_a_passphrase(tmp_path, sshd, remote):
+    make(remote / "a.txt")
+    key = sshd.authorize(tmp_path / "protected_key", passphrase="open sesame")
+    with runner_for(tmp_path, sshd, remote, **{"Private Key Path": str(key), "Private Key Passphrase": "open sesame",
+                                               "Listing Strategy": "none"}) as runner:
+        runner.run()
+        assert names(runner) == ["a.txt"]
+    with runner_for(tmp_path, sshd, remote, **{"Private Key Path": str(key)}) as runner:
+        assert runner.run() == [Outcome.YIELDED]
+        assert any(f"the private key {key} needs a passphrase" in m for m in runner.bulletins), runner.bulletins
+    with runner_for(tmp_path, sshd, remote, **{"Private Key Path": str(key), "Private Key Passphrase": "wrong"}) as r:
+        assert r.run() == [Outcome.YIELDED]
+        assert any(f"the private key {key} could not be read (wrong passphrase" in m for m in r.bulletins), r.bulletins
+
+
+@pytest.mark.parametrize("kind", ["rsa", "ecdsa"])
+def test_rsa_and_ecdsa_keys(tmp_path, sshd, remote, kind):
+    make(remote / "a.txt")
+    key = sshd.authorize(tmp_path / f"{kind}_key", kind=kind)
+    with runner_for(tmp_path, sshd, remote, **{"Private Key Path": str(key)}) as runner:
+        runner.run()
+        assert names(runner) == ["a.txt"]
