@@ -254,19 +254,24 @@ class FetchSFTP(Processor):
 
 
 def make_directories(connection: sftp.Connection, directory: str, check_first: bool = True) -> None:
-    """Create ``directory`` and its missing parents on the server."""
+    """Create ``directory`` and its missing parents on the server; with ``check_first`` look
+    whether it exists before creating it (Disable Directory Listing turns that off)."""
     if check_first:
         try:
             connection.call(f"looking up {directory}", connection.sftp.stat, directory)
             return
         except sftp.NotFound:
             pass
-    parent = posixpath.dirname(directory.rstrip("/"))
-    if parent and parent not in ("/", ".") and parent != directory:
-        make_directories(connection, parent)
     try:
+        connection.call(f"creating directory {directory}", connection.sftp.mkdir, directory)
+    except sftp.NotFound:
+        parent = posixpath.dirname(directory.rstrip("/"))
+        if parent in ("", "/", ".", directory):
+            raise
+        make_directories(connection, parent, check_first)
         connection.call(f"creating directory {directory}", connection.sftp.mkdir, directory)
     except sftp.CommsError:
         # SFTP reports an existing directory as a generic failure; only a missing one is an error.
+        if not connection.alive:
+            raise
         connection.call(f"looking up {directory}", connection.sftp.stat, directory)
-

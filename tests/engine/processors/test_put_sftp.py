@@ -203,3 +203,14 @@ def test_nifi_names_and_defaults():
     assert defaults["Conflict Resolution"] == "NONE" and defaults["Batch Size"] == "500"
     assert defaults["Dot Rename"] == defaults["Reject Zero-Byte Files"] == "true"
     assert defaults["Create Directory"] == "false"
+
+
+def test_directories_are_created_without_looking_first_when_listing_is_disabled(tmp_path, sshd, remote):
+    for _ in range(2):  # the second time the directories exist
+        with runner_for(tmp_path, sshd, remote / "x" / "y", **{"Create Directory": "true",
+                                                              "Disable Directory Listing": "true",
+                                                              "Conflict Resolution": "REPLACE"}) as runner:
+            runner.enqueue(b"x", filename="a.txt")
+            runner.run()
+            assert len(runner.output("success")) == 1, runner.bulletins
+    assert (remote / "x" / "y" / "a.txt").read_bytes() == b"x"
