@@ -59,8 +59,9 @@ class SshServer:
             "PubkeyAuthentication yes", "PasswordAuthentication no",
             "KbdInteractiveAuthentication no", "UsePAM no", "PermitRootLogin yes", "StrictModes no",
             "Subsystem sftp internal-sftp", "LogLevel INFO", ""]))
-        self.process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL,
-                                        stderr=open(self.directory / "sshd.log", "a"))
+        with open(self.directory / "sshd.log", "a") as log:
+            self.process = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)], stdout=subprocess.DEVNULL,
+                                            stderr=log)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
