@@ -6,7 +6,6 @@ import hashlib
 import os
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import ClassVar, NamedTuple
 
 from engine.components import (
@@ -18,7 +17,6 @@ from engine.components import (
     PropertyDescriptor,
     Relationship,
     Scope,
-    StateMap,
     WrittenAttribute,
 )
 from engine.components import validators as v
@@ -36,6 +34,7 @@ from engine.processors._files import (
     modified_millis,
     relative_path,
 )
+from engine.processors._listing import TIMESTAMP_PRECISION, TimestampListing
 from engine.services.apis import DistributedMapCacheClient
 
 TRACKING_TIMESTAMPS = AllowableValue(
@@ -44,7 +43,6 @@ TRACKING_TIMESTAMPS = AllowableValue(
     "missed.")
 NO_TRACKING = AllowableValue(
     "none", "No Tracking", "Remembers nothing: every run lists every file passing the filters.")
-PRECISIONS = {"millis": 1, "seconds": 1000, "minutes": 60_000}
 
 DIRECTORY = PropertyDescriptor(
     "Input Directory", description="The directory to list.", required=True, validators=[v.DIRECTORY_EXISTS],
@@ -75,15 +73,6 @@ INCLUDE_FILE_ATTRIBUTES = PropertyDescriptor(
 IGNORE_HIDDEN_FILES = PropertyDescriptor(
     "Ignore Hidden Files", description="Whether hidden files (names starting with a dot) are left out.",
     required=True, default="true", allowed_values=["true", "false"])
-TIMESTAMP_PRECISION = PropertyDescriptor(
-    "Target System Timestamp Precision", description="How precise the file system's last-modified times are. The "
-    "newest files are held back until no other file can still get the same time; the precision sets how long that "
-    "is (100 millis, 1 second or 1 minute). Auto Detect infers it from the times it sees.", required=True,
-    default="auto-detect", allowed_values=[
-        AllowableValue("auto-detect", "Auto Detect", "Millis if any time has milliseconds, else seconds if any "
-                       "has seconds, else minutes."),
-        AllowableValue("millis", "Milliseconds"), AllowableValue("seconds", "Seconds"),
-        AllowableValue("minutes", "Minutes")])
 _ENTITIES = (PropertyDependency("Listing Strategy", ("entities",)),)
 TRACKING_STATE_CACHE = PropertyDescriptor(
     "Entity Tracking State Cache", description="Used by the Tracking Entities strategy, which Flowsite does not "
@@ -118,12 +107,6 @@ MAX_LISTING_TIME = PropertyDescriptor(
 
 SUCCESS = Relationship("success", "One FlowFile per file listed")
 
-LISTING_TIMESTAMP = "listing.timestamp"
-PROCESSED_TIMESTAMP = "processed.timestamp"
-IDENTIFIER_PREFIX = "id."
-CONFIGURATION = "listing.configuration"
-#: How long the newest files are held back, by timestamp precision (ms).
-LISTING_LAG = {1: 100, 1000: 1000, 60_000: 60_000}
 #: The properties whose change makes a new listing start from scratch.
 _RESET_BY = (DIRECTORY, RECURSE, FILE_FILTER, PATH_FILTER, MIN_AGE, MAX_AGE, MIN_SIZE, MAX_SIZE, IGNORE_HIDDEN_FILES)
 
@@ -136,29 +119,10 @@ class _Entry(NamedTuple):
     modified: int
     status: os.stat_result
 
-
-@dataclass(frozen=True)
-class _Tracking:
-    """What the timestamp strategy remembers: the newest last-modified time seen in a listing, the
-    newest time listed, and the files listed having that time."""
-
-    listed: int | None = None
-    processed: int = 0
-    identifiers: frozenset[str] = field(default_factory=frozenset)
-
-    @classmethod
-    def from_state(cls, state: StateMap) -> _Tracking:
-        values = state.values
-        listed = values.get(LISTING_TIMESTAMP)
-        return cls(int(listed) if listed else None, int(values.get(PROCESSED_TIMESTAMP) or 0),
-                   frozenset(value for key, value in values.items() if key.startswith(IDENTIFIER_PREFIX) and value))
-
-    def to_state(self, configuration: str) -> dict[str, str]:
-        values = {LISTING_TIMESTAMP: str(self.listed), PROCESSED_TIMESTAMP: str(self.processed),
-                  CONFIGURATION: configuration}
-        values.update((f"{IDENTIFIER_PREFIX}{index}", identifier)
-                      for index, identifier in enumerate(sorted(self.identifiers)))
-        return values
+    @property
+    def identifier(self) -> str:
+        """What the listing state remembers of a file: its absolute path."""
+        return self.path
 
 
 class ListFile(Processor):
@@ -226,10 +190,7 @@ class ListFile(Processor):
     see_also = ("FetchFile", "GetFile", "PutFile")
 
     def __init__(self) -> None:
-        self._committed: _Tracking | None = None
-        self._pending: _Tracking | None = None
-        self._reload = False
-        self._last_run_ns = 0
+        self._tracker = TimestampListing()
 
     def on_scheduled(self, context):
         self._confinement = context.confinement
@@ -246,21 +207,14 @@ class ListFile(Processor):
         self._max_tracked = context.property(MAX_TRACKED_FILES).evaluate().as_int()
         self._max_operation = context.property(MAX_DISK_OPERATION_TIME).evaluate().as_duration()
         self._max_listing = context.property(MAX_LISTING_TIME).evaluate().as_duration()
-        self._configuration = _fingerprint(context)
-        # The state is read again at the first run: it may have been cleared, or written by the
-        # primary node of the time, while this processor was stopped.
-        self._committed = self._pending = None
-        state = context.state.get_state(Scope.CLUSTER)
-        if not self._tracking:
-            if state.values:
-                context.state.clear(Scope.CLUSTER)
-        elif state.get(CONFIGURATION, self._configuration) != self._configuration:
-            context.logger.info("the listing configuration changed: listing every file again")
+        if self._tracking:
+            self._tracker.start(context, _fingerprint(context), self._precision)
+        elif context.state.get_state(Scope.CLUSTER).values:
             context.state.clear(Scope.CLUSTER)
 
     def on_primary_node_change(self, context, is_primary):
         if is_primary:
-            self._reload = True
+            self._tracker.reload()
 
     def on_trigger(self, context, session):
         if self._tracking:
@@ -274,79 +228,14 @@ class ListFile(Processor):
             self._emit(session, entry)
 
     def _list_tracking_timestamps(self, context, session) -> None:
-        base = self._pending or self._committed
-        if base is None or self._reload:
-            # First run since started, or just elected primary: another node may have moved on.
-            base = self._committed = _Tracking.from_state(context.state.get_state(Scope.CLUSTER))
-            self._pending = None
-            self._reload = False
-        now_ns, now_ms = time.monotonic_ns(), int(time.time() * 1000)
-        entries = self._list(context, base.listed)
-        if not entries:
+        entries = self._list(context, self._tracker.base(context).listed)
+        chosen = self._tracker.select(context, session, entries) if entries else []
+        if not chosen:
             context.yield_processor()
             return
-        by_time: dict[int, list[_Entry]] = {}
-        for entry in entries:
-            if base.listed is None or (entry.modified >= base.listed and entry.modified >= base.processed):
-                by_time.setdefault(entry.modified, []).append(entry)
-        if not by_time:
-            context.yield_processor()
-            return
-        latest = max(by_time)
-        unit = self._unit(entries)
-        lag = LISTING_LAG[unit]
-        if latest == base.listed:
-            if now_ns - self._last_run_ns < lag * 1_000_000:
-                context.yield_processor()
-                return
-            if latest == base.processed and all(e.path in base.identifiers for e in by_time[latest]):
-                context.yield_processor()
-                return
-        elif (now_ms - lag) // unit * unit < latest:
-            # A file written right now could still get this time: wait one more run for it.
-            del by_time[latest]
-        listed = 0
-        for moment in sorted(by_time):
-            for entry in sorted(by_time[moment], key=lambda e: e.path):
-                if moment == base.processed and entry.path in base.identifiers:
-                    continue
-                self._emit(session, entry)
-                listed += 1
-        processed, identifiers = base.processed, base.identifiers
-        if listed:
-            newest = max(by_time)
-            identifiers = frozenset(e.path for e in by_time[newest]) | (identifiers if newest == processed else set())
-            processed = newest
-        self._last_run_ns = now_ns
-        if latest != base.listed or listed:
-            self._pending = _Tracking(latest, processed, identifiers)
-            pending = self._pending
-            session.on_commit(lambda: self._save(context, pending))
-            session.on_rollback(self._forget_pending)
-        if listed:
-            context.logger.info("listed %d new file(s)", listed)
-
-    def _unit(self, entries: list[_Entry]) -> int:
-        """The timestamp precision in ms: the configured one, or the finest the times show."""
-        if self._precision in PRECISIONS:
-            return PRECISIONS[self._precision]
-        if any(entry.modified % 1000 for entry in entries):
-            return 1
-        return 1000 if any(entry.modified % 60_000 for entry in entries) else 60_000
-
-    def _save(self, context, tracking: _Tracking) -> None:
-        """After the commit: remember the new position and store it."""
-        self._committed = tracking
-        if self._pending is tracking:
-            self._pending = None
-        try:
-            context.state.set_state(tracking.to_state(self._configuration), Scope.CLUSTER)
-        except Exception as error:  # noqa: BLE001 - the files are listed; warn that they may be listed again
-            context.logger.warning("could not save the listing state (%s); if this node restarts or another node "
-                                   "becomes primary, files may be listed again", error)
-
-    def _forget_pending(self) -> None:
-        self._pending = None
+        for entry in chosen:
+            self._emit(session, entry)
+        context.logger.info("listed %d new file(s)", len(chosen))
 
     def _emit(self, session, entry: _Entry) -> None:
         attributes = {
