@@ -34,7 +34,12 @@ from engine.queue import UnknownPrioritizerError, resolve_prioritizer
 from engine.cron import CronSchedule
 from engine.units import parse_data_size, parse_duration
 
-__all__ = ["FlowIndex", "check_flow", "load_and_check", "resolved_properties"]
+__all__ = ["FlowIndex", "SCHEDULE_FIELDS", "check_flow", "load_and_check", "resolved_properties", "resolved_schedule"]
+
+#: A processor's scheduling settings that may hold parameter references: NiFi's field name, the
+#: ``ProcessorConfig`` attribute.
+SCHEDULE_FIELDS = (("schedulingPeriod", "scheduling_period"), ("penaltyDuration", "penalty_duration"),
+                   ("yieldDuration", "yield_duration"))
 
 
 class FlowIndex:
@@ -123,6 +128,33 @@ def resolved_properties(
     return properties, problems
 
 
+def resolved_schedule(config: ProcessorConfig, group: ProcessGroupConfig, resolver: ParameterResolver
+                      ) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """A processor's scheduling period, penalty and yield durations (by ``SCHEDULE_FIELDS``
+    attribute) with parameters substituted, and (NiFi field name, problem) for each reference
+    that names no parameter or a sensitive one (NiFi refuses sensitive parameters there); a
+    field with a problem keeps its text as written."""
+    values: dict[str, str] = {}
+    problems = []
+    for field, attribute in SCHEDULE_FIELDS:
+        value = getattr(config, attribute)
+        values[attribute] = value
+        if not value or "#" not in value:
+            continue
+        sensitive = [name for name in references(value)
+                     if (parameter := resolver.find(group.parameter_context_name, name)) is not None
+                     and parameter.sensitive]
+        if sensitive:
+            problems.append((field, f"references sensitive parameter {sensitive[0]!r}; a processor's {field} "
+                                    "cannot reference sensitive parameters"))
+            continue
+        try:
+            values[attribute] = substitute(value, group.parameter_context_name, resolver) or ""
+        except ParameterError as error:
+            problems.append((field, str(error)))
+    return values, problems
+
+
 def check_flow(flow: FlowDefinition, registry: ComponentRegistry | None = None, *,
                node_local: bool = True) -> list[FlowProblem]:
     """Every problem of ``flow`` (see the module docstring). ``node_local=False`` skips the checks
@@ -194,20 +226,24 @@ def _check_processor(
         return [FlowProblem(json_path(config.path, "type"),
                             f"unknown processor type {config.type!r}: the processor cannot run on this node",
                             fatal=False)]
-    if config.scheduling_strategy == "CRON_DRIVEN":
+    group = index.group_of(config)
+    schedule, schedule_problems = resolved_schedule(config, group, resolver)
+    problems += [FlowProblem(json_path(config.path, field), message, fatal=False)
+                 for field, message in schedule_problems]
+    failed = {field for field, _ in schedule_problems}
+    if config.scheduling_strategy == "CRON_DRIVEN" and "schedulingPeriod" not in failed:
         try:
-            CronSchedule(config.scheduling_period)
+            CronSchedule(schedule["scheduling_period"])
         except ValueError as error:
             problems.append(FlowProblem(json_path(config.path, "schedulingPeriod"), str(error), fatal=False))
-    for field, value in (("schedulingPeriod", config.scheduling_period if config.scheduling_strategy == "TIMER_DRIVEN"
-                          else None), ("penaltyDuration", config.penalty_duration),
-                         ("yieldDuration", config.yield_duration)):
-        if value:
-            try:
-                parse_duration(value)
-            except ValueError as error:
-                problems.append(FlowProblem(json_path(config.path, field), str(error), fatal=False))
-    group = index.group_of(config)
+    for field, attribute in SCHEDULE_FIELDS:
+        value = schedule[attribute]
+        if field in failed or not value or (field == "schedulingPeriod" and config.scheduling_strategy != "TIMER_DRIVEN"):
+            continue
+        try:
+            parse_duration(value)
+        except ValueError as error:
+            problems.append(FlowProblem(json_path(config.path, field), str(error), fatal=False))
     properties, parameter_problems = resolved_properties(config, group, resolver, cls)
     problems += _parameter_flow_problems(config, parameter_problems)
     problems += _sensitivity_problems(config, cls, group, resolver)
