@@ -85,6 +85,10 @@ MAX_UNCONFIRMED_TIME = PropertyDescriptor(
 HEADERS_AS_ATTRIBUTES = PropertyDescriptor(
     "HTTP Headers to receive as Attributes (Regex)", description="Request headers whose names match this regular "
     "expression become attributes.", validators=[v.REGEX])
+REQUEST_HEADER_MAX_SIZE = PropertyDescriptor(
+    "Request Header Maximum Size", description="The largest request line and headers accepted together; a "
+    "request with more is answered 431 Request Header Fields Too Large.", required=True, default="8 KB",
+    validators=[v.DATA_SIZE])
 RETURN_CODE = PropertyDescriptor(
     "Return Code", description="The status answered once the request's FlowFiles are committed.", default="200",
     validators=[v.integer_range(200, 599)])
@@ -152,7 +156,7 @@ class ListenHTTP(Processor):
     tags = ("ingest", "http", "https", "rest", "listen")
     properties = (BASE_PATH, PORT, HEALTH_CHECK_PORT, MAX_DATA_RATE, SSL_CONTEXT_SERVICE, HTTP_PROTOCOLS,
                   CLIENT_AUTHENTICATION, AUTHORIZED_DN_PATTERN, AUTHORIZED_ISSUER_DN_PATTERN, MAX_UNCONFIRMED_TIME,
-                  HEADERS_AS_ATTRIBUTES, RETURN_CODE, MULTIPART_MAX_SIZE, MULTIPART_BUFFER_SIZE, MAX_THREADS)
+                  HEADERS_AS_ATTRIBUTES, REQUEST_HEADER_MAX_SIZE, RETURN_CODE, MULTIPART_MAX_SIZE, MULTIPART_BUFFER_SIZE, MAX_THREADS)
     relationships = (SUCCESS,)
     input_requirement = InputRequirement.FORBIDDEN
     writes_attributes = (
@@ -247,6 +251,7 @@ class _Receiver:
         headers = context.property(HEADERS_AS_ATTRIBUTES)
         self.header_pattern = headers.as_regex() if headers.is_set() else None
         self.multipart_max = context.property(MULTIPART_MAX_SIZE).as_data_size()
+        self.header_max = context.property(REQUEST_HEADER_MAX_SIZE).as_data_size()
         rate = context.property(MAX_DATA_RATE)
         self.throttle = _Throttle(rate.as_data_size()) if rate.is_set() else None
 
@@ -608,16 +613,26 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     timeout = _CONNECTION_TIMEOUT
     server: _Server
 
+    def setup(self) -> None:
+        super().setup()
+        self.rfile = _HeadCounter(self.rfile)
+
     def handle_one_request(self) -> None:
         listener = self.server.listener
         listener.set_busy(self.connection, False)
+        self.rfile.counted = 0
         super().handle_one_request()
         if listener.closed:
             self.close_connection = True
 
     def parse_request(self) -> bool:
         self.server.listener.set_busy(self.connection, True)
-        return super().parse_request()
+        parsed = super().parse_request()
+        head, self.rfile.counted = self.rfile.counted, None
+        if parsed and head > self.server.listener.receiver.header_max:
+            self.send_error(431, "Request Header Fields Too Large")
+            return False
+        return parsed
 
     def _dispatch(self) -> None:
         self.server.listener.receiver.handle(self, self.server.listener.health_only)
@@ -626,6 +641,24 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, format, *args) -> None:
         pass
+
+
+class _HeadCounter:
+    """A request stream that counts the bytes of the lines read while ``counted`` is a number
+    (the request line and headers); the body is read past it uncounted."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+        self.counted: int | None = None
+
+    def readline(self, size: int = -1) -> bytes:
+        line = self._stream.readline(size)
+        if self.counted is not None:
+            self.counted += len(line)
+        return line
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
 
 
 class _Server(http.server.HTTPServer):
