@@ -114,18 +114,39 @@ def resolved_properties(
     component_type: Any = None,
 ) -> tuple[dict[str, str | None], list[tuple[str, str]]]:
     """The properties of a component with former names migrated (when its type is known) and
-    parameters substituted, and (property name, problem) for each reference that failed."""
+    parameters substituted, and (property name, problem) for each reference that failed: one
+    naming no parameter, or (when the type is known) a sensitive parameter from a non-sensitive
+    property or the reverse, which NiFi refuses too. A property with a problem is left unset, so
+    a sensitive value never reaches a property that would show it."""
     properties: dict[str, str | None] = {}
     problems = []
     context = group.parameter_context_name
     configured = component_type.migrate_properties(config.properties) if component_type else config.properties
+    sensitive = {d.name for d in component_type.properties if d.sensitive} if component_type else None
     for name, value in configured.items():
+        mismatch = _sensitivity_mismatch(name in sensitive, value, context, resolver) if sensitive is not None else None
+        if mismatch:
+            problems.append((name, mismatch))
+            properties[name] = None
+            continue
         try:
             properties[name] = substitute(value, context, resolver)
         except ParameterError as error:
             problems.append((name, str(error)))
             properties[name] = None
     return properties, problems
+
+
+def _sensitivity_mismatch(sensitive: bool, value: str | None, context: str | None,
+                          resolver: ParameterResolver) -> str | None:
+    """Why ``value`` may not be used in a (non-)sensitive property, or None."""
+    for reference in references(value or ""):
+        parameter = resolver.find(context, reference)
+        if parameter is not None and parameter.sensitive != sensitive:
+            kind = "sensitive" if parameter.sensitive else "non-sensitive"
+            return (f"references {kind} parameter {reference!r} from a {'sensitive' if sensitive else 'non-sensitive'}"
+                    " property")
+    return None
 
 
 def resolved_schedule(config: ProcessorConfig, group: ProcessGroupConfig, resolver: ParameterResolver
@@ -246,7 +267,6 @@ def _check_processor(
             problems.append(FlowProblem(json_path(config.path, field), str(error), fatal=False))
     properties, parameter_problems = resolved_properties(config, group, resolver, cls)
     problems += _parameter_flow_problems(config, parameter_problems)
-    problems += _sensitivity_problems(config, cls, group, resolver)
     services = FlowServices(index, registry, group.identifier)
     for problem in validate_properties(cls, properties, services, node_local=node_local):
         problems.append(FlowProblem(json_path(config.path, "properties", problem.subject) if problem.subject
@@ -269,25 +289,6 @@ def _check_processor(
     return problems
 
 
-def _sensitivity_problems(config: ProcessorConfig | ServiceConfig, cls: Any, group: ProcessGroupConfig,
-                          resolver: ParameterResolver) -> list[FlowProblem]:
-    problems = []
-    sensitive = {d.name for d in cls.properties if d.sensitive}
-    for name, value in config.properties.items():
-        if not value:
-            continue
-        for reference in references(value):
-            parameter = resolver.find(group.parameter_context_name, reference)
-            if parameter is None or parameter.sensitive == (name in sensitive):
-                continue
-            kind = "sensitive" if parameter.sensitive else "non-sensitive"
-            problems.append(FlowProblem(json_path(config.path, "properties", name),
-                                        f"references {kind} parameter {reference!r} from a "
-                                        f"{'sensitive' if name in sensitive else 'non-sensitive'} property",
-                                        fatal=False))
-    return problems
-
-
 def _parameter_flow_problems(config: ComponentConfig, problems: list[tuple[str, str]]) -> list[FlowProblem]:
     return [FlowProblem(json_path(config.path, "properties", name), message, fatal=False) for name, message in problems]
 
@@ -305,7 +306,6 @@ def _check_service(config: ServiceConfig, index: FlowIndex, registry: ComponentR
     group = index.group_of(config)
     properties, parameter_problems = resolved_properties(config, group, resolver, cls)
     problems = _parameter_flow_problems(config, parameter_problems)
-    problems += _sensitivity_problems(config, cls, group, resolver)
     services = FlowServices(index, registry, group.identifier)
     for problem in validate_properties(cls, properties, services, node_local=node_local):
         problems.append(FlowProblem(json_path(config.path, "properties", problem.subject) if problem.subject

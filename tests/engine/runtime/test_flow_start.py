@@ -122,3 +122,42 @@ def test_a_changed_parameter_reschedules_a_processor_on_update(make_controller):
     controller.start_components()
     controller.update(load_flow(_scheduled("#{Trigger Schedule}", {"Trigger Schedule": "3 sec"})))
     assert controller.processor("gen").run_schedule == 3.0
+
+
+def _with_secret(properties: dict[str, str], type_name: str = "InvokeHTTP") -> dict:
+    relationships = ["success"] if type_name == "GenerateFlowFile" else ["Original", "Retry", "No Retry", "Response",
+                                                                          "Failure"]
+    document = flow(processors=[processor("p", type_name, properties, state="ENABLED", auto_terminate=relationships)],
+                    parameter_context="ctx", parameter_contexts={"ctx": {"Secret": "s3cret", "User": "ann"}})
+    document["parameterContexts"]["ctx"]["parameters"][0]["sensitive"] = True
+    return document
+
+
+def test_a_sensitive_parameter_resolves_in_a_sensitive_property(make_controller):
+    document = _with_secret({"HTTP URL": "http://127.0.0.1:9/", "Request Username": "#{User}",
+                             "Request Password": "#{Secret}"})
+    assert check_flow(load_flow(document)) == []
+    node = make_controller(document).processor("p")
+    assert node.properties["Request Password"] == "s3cret" and node.properties["Request Username"] == "ann"
+    assert node.validate() == []
+
+
+def test_a_sensitive_parameter_in_a_plain_property_leaves_it_unset_and_the_processor_invalid(make_controller):
+    document = _with_secret({"Custom Text": "token=#{Secret}"}, "GenerateFlowFile")
+    (problem,) = check_flow(load_flow(document))
+    assert problem.path == "$.flowContents.processors[0].properties['Custom Text']"
+    assert problem.message == "references sensitive parameter 'Secret' from a non-sensitive property"
+    controller = make_controller(document, start=True)
+    node = controller.processor("p")
+    assert node.properties["Custom Text"] is None, "the secret never reaches a property that shows it"
+    with pytest.raises(ComponentStateError, match="sensitive parameter 'Secret'"):
+        controller.start_processor("p")
+
+
+def test_a_plain_parameter_in_a_sensitive_property_is_refused(make_controller):
+    document = _with_secret({"HTTP URL": "http://127.0.0.1:9/", "Request Username": "u",
+                             "Request Password": "#{User}"})
+    (problem,) = check_flow(load_flow(document))
+    assert problem.path == "$.flowContents.processors[0].properties['Request Password']"
+    assert problem.message == "references non-sensitive parameter 'User' from a sensitive property"
+    assert make_controller(document).processor("p").validate() != []
