@@ -42,3 +42,23 @@ def test_a_disabled_processor_of_a_nifi_flow_must_be_enabled_before_it_starts(ap
     response = api_a.put(f"{API}processors/{backfill.pk}/run-status",
                          {"state": "RUNNING", "revision": shown["revision"]}, format="json")
     assert response.status_code == 409 and "enable it" in json.dumps(response.json())
+
+
+def test_service_references_of_a_nifi_flow_point_at_the_imported_services_and_export_as_nifi_wrote_them(
+        api_a, tenant_a):
+    document = json.loads(NIFI_FLOW.read_text())
+    group = import_(api_a, tenant_a.root, document)
+    convert = Processor.objects.get(parent_id=group["id"], name="CSV to JSON")
+    reader = ControllerService.objects.get(parent_id=group["id"], name="CSV orders")
+    writer = ControllerService.objects.get(parent_id=group["id"], name="JSON orders")
+    assert convert.properties["Record Reader"] == str(reader.pk)
+    assert convert.properties["Record Writer"] == str(writer.pk)
+    shown = api_a.get(f"{API}processors/{convert.pk}").json()
+    assert shown["validationStatus"] == "VALID", shown["validationErrors"]
+
+    exported = export(api_a, group["id"])
+    (exported_convert,) = [p for p in exported["flowContents"]["processors"] if p["name"] == "CSV to JSON"]
+    assert exported_convert["properties"]["Record Reader"] == "0a1b2c3d-0101-3000-8000-000000000101"
+    assert exported_convert["properties"]["Record Writer"] == "0a1b2c3d-0102-3000-8000-000000000102"
+    again = import_(api_a, tenant_a.root, exported)
+    assert export(api_a, again["id"]) == exported
