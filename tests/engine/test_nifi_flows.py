@@ -70,3 +70,23 @@ def test_without_start_a_nifi_flow_is_loaded_stopped_as_nifi_left_it(tmp_path):
     assert _written(out) == [], "ENABLED processors are stopped: nothing may run before a start"
     assert _saved_states(data) == {GENERATE: "ENABLED", BACKFILL: "DISABLED", CONVERT: "ENABLED", PUT: "ENABLED",
                                    READER: "ENABLED", WRITER: "ENABLED"}
+
+
+def test_a_missing_parameter_is_named_and_leaves_its_processor_stopped(tmp_path):
+    document = json.loads(NIFI_FLOW.read_text())
+    context = document["parameterContexts"]["Orders"]
+    context["parameters"] = [p for p in context["parameters"] if p["name"] != "Trigger Schedule"]
+    flow_file = tmp_path / "flow.json"
+    flow_file.write_text(json.dumps(document))
+    out, data = tmp_path / "orders", tmp_path / "node"
+    node = NodeProcess(tmp_path / "node.log", "--flow", str(flow_file), "--data-dir", str(data),
+                       "--parameter", f"Output Directory={out}", "--start", "--status-interval", "0.2")
+    try:
+        node.wait_for(r"flow problem: \$\.flowContents\.processors\[0\]\.schedulingPeriod: references parameter "
+                      r"'Trigger Schedule', which is not defined in parameter context 'Orders'")
+        node.wait_for(r"not started: .*Generate orders.*Trigger Schedule")
+        node.wait_for(r"2/4 processors running")
+    finally:
+        assert node.stop() == 0, node.output()
+    assert _written(out) == []
+    assert _saved_states(data)[GENERATE] == "ENABLED", "what did not start stays stopped"
