@@ -1,6 +1,7 @@
 """Command line of the engine, without Django.
 
-    python -m engine run --flow FLOW.json --data-dir DIR     run one node until SIGTERM/SIGINT
+    python -m engine run --flow FLOW.json --data-dir DIR     run one node until SIGTERM/SIGINT (--start: start
+                                                             every component not DISABLED, as NiFi's start)
                                                              (SPARK_MASTER and FLOWSITE_SPARK_STAGING_DIR,
                                                              when set, choose its Spark: docs/spark.md)
     python -m engine validate FLOW.json                      list every problem of a flow definition
@@ -55,7 +56,7 @@ def _run(args: argparse.Namespace) -> int:
                  status_interval=args.status_interval, name=args.data_dir.resolve().name,
                  accept_damage=args.accept_damage, files_root=args.files_root,
                  spark_master=os.environ.get("SPARK_MASTER") or None,
-                 spark_staging_dir=os.environ.get("FLOWSITE_SPARK_STAGING_DIR") or None)
+                 spark_staging_dir=os.environ.get("FLOWSITE_SPARK_STAGING_DIR") or None, start=args.start)
     except RunError as error:
         print(f"error: {error}", file=sys.stderr)
         return error.exit_status

@@ -51,7 +51,7 @@ class RunError(Exception):
 
 def add_run_arguments(parser: argparse.ArgumentParser) -> None:
     """Add the options of running a node: --flow, --data-dir, --config, --parameter, --status-interval,
-    --files-root, --accept-damage."""
+    --files-root, --accept-damage, --start."""
     parser.add_argument("--flow", type=Path, help="the flow definition (JSON, optionally gzip); without it, the "
                                                   "flow saved in the data directory resumes")
     parser.add_argument("--data-dir", type=Path, required=True, help="the node's data directory")
@@ -67,13 +67,17 @@ def add_run_arguments(parser: argparse.ArgumentParser) -> None:
                         help="start even though the FlowFile repository's write-ahead log is damaged: keep a copy "
                              "of its files in DATA_DIR/quarantine/, recover what is readable and report what was "
                              "given up (without it, a damaged log refuses to start and nothing is changed)")
+    parser.add_argument("--start", action="store_true",
+                        help="start every component of the flow that is not DISABLED, its services saved ENABLED "
+                             "first, as NiFi's start of the root group does (a flow NiFi wrote holds its "
+                             "processors stopped, ENABLED); what starts is saved RUNNING, so a restart resumes it")
 
 
 def run_node(data_dir: Path, flow: Path | None = None, *, config: Path | None = None, parameter: Sequence[str] = (),
              status_interval: float | None = None, name: str = "node", cluster: ClusterOptions | None = None,
              accept_damage: bool = False, files_root: Path | None = None, protected_paths: Sequence[str] = (),
              platform_addresses: Sequence[str] = (), spark_master: str | None = None,
-             spark_staging_dir: str | None = None) -> None:
+             spark_staging_dir: str | None = None, start: bool = False) -> None:
     """Run the node over ``data_dir`` until SIGTERM or SIGINT, then stop it cleanly.
 
     The arguments are those of ``add_run_arguments`` (``parameter`` holds ``NAME=VALUE`` texts);
@@ -81,8 +85,9 @@ def run_node(data_dir: Path, flow: Path | None = None, *, config: Path | None = 
     ``engine.cluster.agent``); ``protected_paths`` and ``platform_addresses`` are added to the
     settings' ``confinement`` section; ``spark_master`` and ``spark_staging_dir``, when given,
     replace the settings' ``spark.master`` and ``spark.staging_dir``. A staging directory outside
-    the data directory is protected too: it holds every tenant's records. Raises RunError when the
-    node cannot start.
+    the data directory is protected too: it holds every tenant's records. With ``start`` every
+    component that is not DISABLED is started once the saved states are taken
+    (``FlowController.start_group``). Raises RunError when the node cannot start.
     """
     node_config = _node_config(config, status_interval)
     node_config = replace(node_config, spark=_spark_settings(node_config, spark_master, spark_staging_dir))
@@ -97,7 +102,7 @@ def run_node(data_dir: Path, flow: Path | None = None, *, config: Path | None = 
             node_config.storage.flowfile_repository, accept_damage=True)))
     configure_node_runtime(node_config.spark, Path(data_dir), f"flowsite {name}")
     try:
-        return _run_node(data_dir, flow, node_config, parameter, name, cluster)
+        return _run_node(data_dir, flow, node_config, parameter, name, cluster, start)
     except DataDirectoryInUseError as error:
         raise RunError(str(error), exit_status=1) from None
     finally:
@@ -105,7 +110,7 @@ def run_node(data_dir: Path, flow: Path | None = None, *, config: Path | None = 
 
 
 def _run_node(data_dir: Path, flow: Path | None, node_config: NodeConfig, parameter: Sequence[str], name: str,
-              cluster: ClusterOptions | None) -> None:
+              cluster: ClusterOptions | None, start: bool) -> None:
     agent = balancing = None
     if cluster is None:
         node = StandaloneNode(data_dir, node_config, name=name)
@@ -146,6 +151,11 @@ def _run_node(data_dir: Path, flow: Path | None, node_config: NodeConfig, parame
         failures = node.start()
     except StorageCorruptionError as error:
         raise RunError(str(error)) from None
+    if start:
+        refused = node.controller.start_group()
+        for failure in refused:
+            log.warning("%s: not started: %s", name, failure)
+        failures += refused
     if agent is not None:
         agent.start()
     if balancing is not None:

@@ -13,6 +13,7 @@ node answers ``{"id", "here": false}``, and its status lists those tenants' grou
 | ``status`` | ``group_id`` (optional) | ``FlowStatus.as_dict()`` and ``elsewhere``; with ``group_id``: ``{"node", "group"}`` |
 | ``processor.start``/``stop``/``enable``/``disable`` | ``id`` | ``{"id", "run_status"}`` |
 | ``processor.terminate`` | ``id`` | ``{"id", "terminated"}`` |
+| ``group.start`` | ``id`` (a process group) | ``{"id", "not_started"}``: what did not start, and why |
 | ``queue.empty`` | ``id``, ``requester`` | ``{"id", "dropped", "dropped_bytes"}`` |
 | ``provenance.export`` | ``token`` | ``{"node", "state", "percent", "report"?, "error"?}`` |
 
@@ -75,6 +76,7 @@ class NodeCommands:
         listener.register("processor.enable", self._processor_action(FlowController.enable_processor))
         listener.register("processor.disable", self._processor_action(FlowController.disable_processor))
         listener.register("processor.terminate", self.terminate)
+        listener.register("group.start", self.start_group)
         listener.register("queue.empty", self.empty_queue, concurrent=True)
         listener.register("provenance.export", self.export_provenance, concurrent=True)
         InspectionCommands(self.controller, self.node_id, self._elsewhere).register(listener)
@@ -107,6 +109,14 @@ class NodeCommands:
             action(controller, identifier)
             return {"id": identifier, "run_status": controller.processor(identifier).run_status()}
         return handle
+
+    def start_group(self, command: Command) -> dict[str, Any]:
+        """Start every component of the group that is not disabled (``FlowController.start_group``)."""
+        identifier = component_id(command)
+        away = self._elsewhere(identifier)
+        if away is not None:
+            return away
+        return {"id": identifier, "not_started": self.controller().start_group(identifier)}
 
     def terminate(self, command: Command) -> dict[str, Any]:
         identifier = component_id(command)

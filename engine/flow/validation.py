@@ -34,7 +34,12 @@ from engine.queue import UnknownPrioritizerError, resolve_prioritizer
 from engine.cron import CronSchedule
 from engine.units import parse_data_size, parse_duration
 
-__all__ = ["FlowIndex", "check_flow", "load_and_check", "resolved_properties"]
+__all__ = ["FlowIndex", "SCHEDULE_FIELDS", "check_flow", "load_and_check", "resolved_properties", "resolved_schedule"]
+
+#: A processor's scheduling settings that may hold parameter references: NiFi's field name, the
+#: ``ProcessorConfig`` attribute.
+SCHEDULE_FIELDS = (("schedulingPeriod", "scheduling_period"), ("penaltyDuration", "penalty_duration"),
+                   ("yieldDuration", "yield_duration"))
 
 
 class FlowIndex:
@@ -109,18 +114,66 @@ def resolved_properties(
     component_type: Any = None,
 ) -> tuple[dict[str, str | None], list[tuple[str, str]]]:
     """The properties of a component with former names migrated (when its type is known) and
-    parameters substituted, and (property name, problem) for each reference that failed."""
+    parameters substituted, and (property name, problem) for each reference that failed: one
+    naming no parameter, or (when the type is known) a sensitive parameter from a non-sensitive
+    property or the reverse, which NiFi refuses too. A property with a problem is left unset, so
+    a sensitive value never reaches a property that would show it."""
     properties: dict[str, str | None] = {}
     problems = []
     context = group.parameter_context_name
     configured = component_type.migrate_properties(config.properties) if component_type else config.properties
+    sensitive = {d.name for d in component_type.properties if d.sensitive} if component_type else None
     for name, value in configured.items():
+        mismatch = _sensitivity_mismatch(name in sensitive, value, context, resolver) if sensitive is not None else None
+        if mismatch:
+            problems.append((name, mismatch))
+            properties[name] = None
+            continue
         try:
             properties[name] = substitute(value, context, resolver)
         except ParameterError as error:
             problems.append((name, str(error)))
             properties[name] = None
     return properties, problems
+
+
+def _sensitivity_mismatch(sensitive: bool, value: str | None, context: str | None,
+                          resolver: ParameterResolver) -> str | None:
+    """Why ``value`` may not be used in a (non-)sensitive property, or None."""
+    for reference in references(value or ""):
+        parameter = resolver.find(context, reference)
+        if parameter is not None and parameter.sensitive != sensitive:
+            kind = "sensitive" if parameter.sensitive else "non-sensitive"
+            return (f"references {kind} parameter {reference!r} from a {'sensitive' if sensitive else 'non-sensitive'}"
+                    " property")
+    return None
+
+
+def resolved_schedule(config: ProcessorConfig, group: ProcessGroupConfig, resolver: ParameterResolver
+                      ) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """A processor's scheduling period, penalty and yield durations (by ``SCHEDULE_FIELDS``
+    attribute) with parameters substituted, and (NiFi field name, problem) for each reference
+    that names no parameter or a sensitive one (NiFi refuses sensitive parameters there); a
+    field with a problem keeps its text as written."""
+    values: dict[str, str] = {}
+    problems = []
+    for field, attribute in SCHEDULE_FIELDS:
+        value = getattr(config, attribute)
+        values[attribute] = value
+        if not value or "#" not in value:
+            continue
+        sensitive = [name for name in references(value)
+                     if (parameter := resolver.find(group.parameter_context_name, name)) is not None
+                     and parameter.sensitive]
+        if sensitive:
+            problems.append((field, f"references sensitive parameter {sensitive[0]!r}; a processor's {field} "
+                                    "cannot reference sensitive parameters"))
+            continue
+        try:
+            values[attribute] = substitute(value, group.parameter_context_name, resolver) or ""
+        except ParameterError as error:
+            problems.append((field, str(error)))
+    return values, problems
 
 
 def check_flow(flow: FlowDefinition, registry: ComponentRegistry | None = None, *,
@@ -194,23 +247,26 @@ def _check_processor(
         return [FlowProblem(json_path(config.path, "type"),
                             f"unknown processor type {config.type!r}: the processor cannot run on this node",
                             fatal=False)]
-    if config.scheduling_strategy == "CRON_DRIVEN":
+    group = index.group_of(config)
+    schedule, schedule_problems = resolved_schedule(config, group, resolver)
+    problems += [FlowProblem(json_path(config.path, field), message, fatal=False)
+                 for field, message in schedule_problems]
+    failed = {field for field, _ in schedule_problems}
+    if config.scheduling_strategy == "CRON_DRIVEN" and "schedulingPeriod" not in failed:
         try:
-            CronSchedule(config.scheduling_period)
+            CronSchedule(schedule["scheduling_period"])
         except ValueError as error:
             problems.append(FlowProblem(json_path(config.path, "schedulingPeriod"), str(error), fatal=False))
-    for field, value in (("schedulingPeriod", config.scheduling_period if config.scheduling_strategy == "TIMER_DRIVEN"
-                          else None), ("penaltyDuration", config.penalty_duration),
-                         ("yieldDuration", config.yield_duration)):
-        if value:
-            try:
-                parse_duration(value)
-            except ValueError as error:
-                problems.append(FlowProblem(json_path(config.path, field), str(error), fatal=False))
-    group = index.group_of(config)
+    for field, attribute in SCHEDULE_FIELDS:
+        value = schedule[attribute]
+        if field in failed or not value or (field == "schedulingPeriod" and config.scheduling_strategy != "TIMER_DRIVEN"):
+            continue
+        try:
+            parse_duration(value)
+        except ValueError as error:
+            problems.append(FlowProblem(json_path(config.path, field), str(error), fatal=False))
     properties, parameter_problems = resolved_properties(config, group, resolver, cls)
     problems += _parameter_flow_problems(config, parameter_problems)
-    problems += _sensitivity_problems(config, cls, group, resolver)
     services = FlowServices(index, registry, group.identifier)
     for problem in validate_properties(cls, properties, services, node_local=node_local):
         problems.append(FlowProblem(json_path(config.path, "properties", problem.subject) if problem.subject
@@ -233,25 +289,6 @@ def _check_processor(
     return problems
 
 
-def _sensitivity_problems(config: ProcessorConfig | ServiceConfig, cls: Any, group: ProcessGroupConfig,
-                          resolver: ParameterResolver) -> list[FlowProblem]:
-    problems = []
-    sensitive = {d.name for d in cls.properties if d.sensitive}
-    for name, value in config.properties.items():
-        if not value:
-            continue
-        for reference in references(value):
-            parameter = resolver.find(group.parameter_context_name, reference)
-            if parameter is None or parameter.sensitive == (name in sensitive):
-                continue
-            kind = "sensitive" if parameter.sensitive else "non-sensitive"
-            problems.append(FlowProblem(json_path(config.path, "properties", name),
-                                        f"references {kind} parameter {reference!r} from a "
-                                        f"{'sensitive' if name in sensitive else 'non-sensitive'} property",
-                                        fatal=False))
-    return problems
-
-
 def _parameter_flow_problems(config: ComponentConfig, problems: list[tuple[str, str]]) -> list[FlowProblem]:
     return [FlowProblem(json_path(config.path, "properties", name), message, fatal=False) for name, message in problems]
 
@@ -269,7 +306,6 @@ def _check_service(config: ServiceConfig, index: FlowIndex, registry: ComponentR
     group = index.group_of(config)
     properties, parameter_problems = resolved_properties(config, group, resolver, cls)
     problems = _parameter_flow_problems(config, parameter_problems)
-    problems += _sensitivity_problems(config, cls, group, resolver)
     services = FlowServices(index, registry, group.identifier)
     for problem in validate_properties(cls, properties, services, node_local=node_local):
         problems.append(FlowProblem(json_path(config.path, "properties", problem.subject) if problem.subject

@@ -201,7 +201,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if not super().parse_request():
             return False
         limit = listener.header_limit
-        if limit is not None and sum(len(name) + len(value) + 4 for name, value in self.headers.items()) > limit:
+        head = len(self.requestline) + 2 + sum(len(name) + len(value) + 4 for name, value in self.headers.items())
+        if limit is not None and head > limit:
             respond(self, 431, f"Request Header Fields Too Large: the limit is {limit} bytes".encode(), close=True)
             return False
         return True

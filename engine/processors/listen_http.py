@@ -88,6 +88,10 @@ MAX_UNCONFIRMED_TIME = PropertyDescriptor(
 HEADERS_AS_ATTRIBUTES = PropertyDescriptor(
     "HTTP Headers to receive as Attributes (Regex)", description="Request headers whose names match this regular "
     "expression become attributes.", validators=[v.REGEX])
+REQUEST_HEADER_MAX_SIZE = PropertyDescriptor(
+    "Request Header Maximum Size", description="The largest request line and headers accepted together; a "
+    "request with more is answered 431 Request Header Fields Too Large.", required=True, default="8 KB",
+    validators=[v.DATA_SIZE])
 RETURN_CODE = PropertyDescriptor(
     "Return Code", description="The status answered once the request's FlowFiles are committed.", default="200",
     validators=[v.integer_range(200, 599)])
@@ -154,7 +158,8 @@ class ListenHTTP(Processor):
     tags = ("ingest", "http", "https", "rest", "listen")
     properties = (BASE_PATH, PORT, HEALTH_CHECK_PORT, MAX_DATA_RATE, SSL_CONTEXT_SERVICE, HTTP_PROTOCOLS,
                   CLIENT_AUTHENTICATION, AUTHORIZED_DN_PATTERN, AUTHORIZED_ISSUER_DN_PATTERN, MAX_UNCONFIRMED_TIME,
-                  HEADERS_AS_ATTRIBUTES, RETURN_CODE, MULTIPART_MAX_SIZE, MULTIPART_BUFFER_SIZE, MAX_THREADS)
+                  HEADERS_AS_ATTRIBUTES, REQUEST_HEADER_MAX_SIZE, RETURN_CODE, MULTIPART_MAX_SIZE, MULTIPART_BUFFER_SIZE,
+                  MAX_THREADS)
     relationships = (SUCCESS,)
     input_requirement = InputRequirement.FORBIDDEN
     writes_attributes = (
@@ -191,10 +196,11 @@ class ListenHTTP(Processor):
                 context.confinement.check_listen(checked)
         try:
             self._listeners.append(Listener(port, receiver, ssl_context, threads, name="ListenHTTP",
-                                               stop_grace=_STOP_GRACE))
+                                            header_limit=receiver.header_max, stop_grace=_STOP_GRACE))
             if health_port is not None:
                 self._listeners.append(Listener(health_port, receiver, health_context, threads, health_only=True,
-                                                   name="ListenHTTP", stop_grace=_STOP_GRACE))
+                                                name="ListenHTTP", header_limit=receiver.header_max,
+                                                stop_grace=_STOP_GRACE))
         except BaseException:
             self._stop_listeners()
             raise
@@ -233,6 +239,7 @@ class _Receiver:
         headers = context.property(HEADERS_AS_ATTRIBUTES)
         self.header_pattern = headers.as_regex() if headers.is_set() else None
         self.multipart_max = context.property(MULTIPART_MAX_SIZE).as_data_size()
+        self.header_max = context.property(REQUEST_HEADER_MAX_SIZE).as_data_size()
         rate = context.property(MAX_DATA_RATE)
         self.throttle = _Throttle(rate.as_data_size()) if rate.is_set() else None
 

@@ -43,6 +43,7 @@ from engine.runtime.connectable import (
 from engine.runtime.disk_space import DiskSpaceConfig, DiskSpaceMonitor
 from engine.runtime.flow_update import update_flow
 from engine.runtime.funnels import FunnelNode, PortNode
+from engine.runtime.group_start import start_group
 from engine.runtime.graph import FlowFileQueues, FlowGraph, GraphBuilder, QueueFactory, queue_settings
 from engine.runtime.planner import RunningFlow
 from engine.runtime.processor_node import ProcessorNode
@@ -241,6 +242,14 @@ class FlowController:
         """Run ``flow`` instead of the current definition, in place: see ``engine.runtime.flow_update``."""
         return update_flow(self, flow)
 
+    def start_group(self, group_id: str | None = None) -> list[str]:
+        """Start every component of a group (the whole flow without one) that is not disabled:
+        see ``engine.runtime.group_start``. Returns what did not start, and why; raises
+        UnknownComponentError for a group the flow does not have."""
+        if group_id is not None and group_id not in self.groups:
+            raise UnknownComponentError(f"no process group has identifier {group_id!r}")
+        return start_group(self, group_id)
+
     # -- finding things -------------------------------------------------------------------
 
     def connectables(self) -> list[Connectable]:
@@ -310,13 +319,13 @@ class FlowController:
 
     def _enable_saved_services(self) -> list[str]:
         """Enable the services the flow saved ENABLED; return the refusals."""
-        return [failure for node in self._services_in_dependency_order()
+        return [failure for node in self.services_in_dependency_order()
                 if node.config.scheduled_state == "ENABLED" and node.state != "ENABLED"
                 for failure in _attempt(node.enable)]
 
     def _disable_unused_services(self) -> None:
         """Disable the services the flow saved DISABLED that no running processor references."""
-        for node in reversed(self._services_in_dependency_order()):
+        for node in reversed(self.services_in_dependency_order()):
             if node.config.scheduled_state == "DISABLED" and node.state == "ENABLED" and not any(
                     p.state is ScheduledState.RUNNING for p in self.referencing(node.identifier)):
                 node.disable()
@@ -371,11 +380,12 @@ class FlowController:
         """Disable the services of ``identifiers``, those referencing others first. The
         components using them must be stopped."""
         wanted = set(identifiers)
-        for node in reversed(self._services_in_dependency_order()):
+        for node in reversed(self.services_in_dependency_order()):
             if node.identifier in wanted:
                 node.disable()
 
-    def _services_in_dependency_order(self) -> list[ServiceNode]:
+    def services_in_dependency_order(self) -> list[ServiceNode]:
+        """Every service, each after the services it references."""
         ordered: list[ServiceNode] = []
         visiting: set[str] = set()
 
@@ -398,7 +408,7 @@ class FlowController:
         restart resumes them."""
         self._stop.set()
         self.stop_and_wait(self.connectables(), timeout)
-        for node in reversed(self._services_in_dependency_order()):
+        for node in reversed(self.services_in_dependency_order()):
             node.disable()
         self.scheduler.stop(timeout=1.0)
         if self._maintenance is not None:

@@ -119,7 +119,8 @@ class FlowGraph:
             for identifier, node in table.items():
                 cls = node.service_class if kind == "service" else node.processor_class
                 components[identifier] = RunningComponent(identifier, kind, node.config.raw, node.config.group_id,
-                                                          node.properties, cls, frozenset(node.referenced_services()))
+                                                          node.properties, cls, frozenset(node.referenced_services()),
+                                                          getattr(node, "schedule", None))
         for kind, table in (("funnel", self.funnels), ("port", self.ports)):
             for identifier, node in table.items():
                 components[identifier] = RunningComponent(identifier, kind, node.config.raw, node.config.group_id)

@@ -24,7 +24,7 @@ from typing import Any, Mapping
 
 from engine.flow.model import FlowDefinition, ProcessGroupConfig
 from engine.flow.parameters import ParameterResolver
-from engine.flow.validation import resolved_properties
+from engine.flow.validation import resolved_properties, resolved_schedule
 from engine.runtime.connectable import ComponentStateError
 
 __all__ = ["RunningComponent", "RunningConnection", "RunningFlow", "UpdatePlan", "UpdateRefused", "plan_update"]
@@ -45,7 +45,8 @@ class RunningComponent:
     """What planning needs of a built service, processor, funnel or port.
 
     ``properties`` (resolved, parameters substituted) and ``component_class`` are those of
-    services and processors; ``services`` are the services its properties reference.
+    services and processors; ``services`` are the services its properties reference;
+    ``schedule`` a processor's resolved scheduling (``resolved_schedule``).
     """
 
     identifier: str
@@ -55,6 +56,7 @@ class RunningComponent:
     properties: Mapping[str, str | None] | None = None
     component_class: Any = None
     services: frozenset[str] = frozenset()
+    schedule: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,9 @@ def _goes(component: RunningComponent, wanted: Mapping[str, _Wanted], resolver: 
     if component.properties is None:
         return False
     if component.group_id in regranted:
+        return True
+    if component.schedule is not None and resolved_schedule(entry.config, entry.group, resolver)[0] \
+            != component.schedule:
         return True
     return resolved_properties(entry.config, entry.group, resolver, component.component_class)[0] \
         != component.properties

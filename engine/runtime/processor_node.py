@@ -17,7 +17,7 @@ from engine.components import (
 from engine.components.validation import component_descriptors
 from engine.flow.model import ProcessGroupConfig, ProcessorConfig
 from engine.flow.parameters import ParameterResolver
-from engine.flow.validation import resolved_properties
+from engine.flow.validation import SCHEDULE_FIELDS, resolved_properties, resolved_schedule
 from engine.runtime.connectable import ComponentStateError, Connectable, Runtime, ScheduledState
 from engine.cron import CronSchedule
 from engine.runtime.state import ComponentStateManager
@@ -70,21 +70,27 @@ class ProcessorNode(Connectable):
         self.properties, parameter_problems = resolved_properties(config, group, resolver, cls)
         self._config_problems = [ValidationProblem(name, message) for name, message in parameter_problems]
         self.scheduling_strategy = config.scheduling_strategy
-        period = config.scheduling_period or (cls.default_scheduling_period if cls else "0 sec")
+        #: The scheduling period, penalty and yield durations with parameters substituted.
+        self.schedule, schedule_problems = resolved_schedule(config, group, resolver)
+        self._config_problems += [ValidationProblem("", f"{field}: {message}") for field, message in schedule_problems]
+        failed = {field for field, _ in schedule_problems}
+        period = self.schedule["scheduling_period"] or (cls.default_scheduling_period if cls else "0 sec")
         self.cron = None
         self.run_schedule = 0.0
         try:
-            if config.scheduling_strategy == "CRON_DRIVEN":
+            if config.scheduling_strategy == "CRON_DRIVEN" and "schedulingPeriod" not in failed:
                 self.cron = CronSchedule(period)
-            else:
+            elif "schedulingPeriod" not in failed:
                 self.run_schedule = parse_duration(period)
         except ValueError as error:
             self._config_problems.append(ValidationProblem("", f"scheduling period: {error}"))
-        for field, attribute in (("penalty_duration", "penalty_duration"), ("yield_duration", "yield_duration")):
+        for field, attribute in SCHEDULE_FIELDS[1:]:
+            if field in failed:
+                continue
             try:
-                setattr(self, attribute, parse_duration(getattr(config, field)))
+                setattr(self, attribute, parse_duration(self.schedule[attribute]))
             except ValueError as error:
-                self._config_problems.append(ValidationProblem("", f"{field.replace('_', ' ')}: {error}"))
+                self._config_problems.append(ValidationProblem("", f"{attribute.replace('_', ' ')}: {error}"))
         serial = cls is not None and cls.trigger_serially
         self.concurrent_tasks = 1 if serial else max(1, config.concurrent_tasks)
         self.run_duration = config.run_duration_millis / 1000

@@ -22,15 +22,17 @@ from engine.components import (
 from engine.components import validators as v
 from engine.confinement import OPERATOR, ConfinementError, Policy
 from engine.services.apis import SSLContextProvider
+from engine.services.java_keystore import jks_key_entry, jks_trusted_certificates, open_jks
 
 __all__ = ["StandardRestrictedSSLContextService", "StandardSSLContextService", "StoreError", "load_keystore",
            "load_truststore"]
 
+JKS = "JKS"
 PKCS12 = "PKCS12"
 PEM = "PEM"
-STORE_TYPES = (PKCS12, PEM)
-#: Java-only formats Python cannot read; a flow naming them is told to convert.
-_JAVA_STORE_TYPES = ("JKS", "BCFKS", "JCEKS")
+STORE_TYPES = (JKS, PKCS12, PEM)
+#: Java-only formats Flowsite cannot read; a flow naming them is told to convert.
+_JAVA_STORE_TYPES = ("BCFKS", "JCEKS")
 
 
 def _store_type(value: str, context) -> str | None:
@@ -38,15 +40,15 @@ def _store_type(value: str, context) -> str | None:
         return None
     if value.upper() in _JAVA_STORE_TYPES:
         return (f"is {value!r}, a Java keystore format Flowsite cannot read: convert the file to PKCS12 "
-                f"(keytool -importkeystore -srckeystore store.jks -destkeystore store.p12 -deststoretype PKCS12) "
-                f"or to PEM")
+                f"(keytool -importkeystore -srckeystore store.bcfks -destkeystore store.p12 -deststoretype "
+                f"PKCS12) or to PEM")
     return f"is {value!r}, which is not one of the supported types: {', '.join(STORE_TYPES)}"
 
 
 KEYSTORE = PropertyDescriptor(
     "Keystore Filename", description="The keystore: the private key and certificate chain this side presents. "
-    "A PKCS12 file (.p12, .pfx), or a PEM file holding the certificate chain (the node's own certificate first) "
-    "and the private key.", expression_language=ExpressionScope.ENVIRONMENT, validators=[v.NON_EMPTY])
+    "A Java keystore (JKS), a PKCS12 file (.p12, .pfx), or a PEM file holding the certificate chain (the node's "
+    "own certificate first) and the private key.", expression_language=ExpressionScope.ENVIRONMENT, validators=[v.NON_EMPTY])
 KEYSTORE_PASSWORD = PropertyDescriptor(
     "Keystore Password", description="The password of the keystore (for PEM: of the private key, when it is "
     "encrypted).", sensitive=True, validators=[v.NON_EMPTY])
@@ -54,18 +56,18 @@ KEY_PASSWORD = PropertyDescriptor(
     "key-password", display_name="Key Password", description="The password of the private key, when it differs "
     "from the Keystore Password.", sensitive=True, validators=[v.NON_EMPTY])
 KEYSTORE_TYPE = PropertyDescriptor(
-    "Keystore Type", description="The format of the keystore: PKCS12 or PEM. Java keystores (JKS, BCFKS) must be "
+    "Keystore Type", description="The format of the keystore: JKS, PKCS12 or PEM. BCFKS keystores must be "
     "converted to PKCS12 first.", validators=[_store_type])
 TRUSTSTORE = PropertyDescriptor(
     "Truststore Filename", description="The truststore: the certificates of the authorities this side trusts. A "
-    "PKCS12 file, or a PEM file of CA certificates. Without one, a client trusts the system's authorities and a "
-    "server trusts no client certificate.", expression_language=ExpressionScope.ENVIRONMENT,
-    validators=[v.NON_EMPTY])
+    "Java keystore (JKS, its trusted certificate entries), a PKCS12 file, or a PEM file of CA certificates. "
+    "Without one, a client trusts the system's authorities and a server trusts no client certificate.",
+    expression_language=ExpressionScope.ENVIRONMENT, validators=[v.NON_EMPTY])
 TRUSTSTORE_PASSWORD = PropertyDescriptor(
-    "Truststore Password", description="The password of a PKCS12 truststore (none for a PEM truststore).",
-    sensitive=True)
+    "Truststore Password", description="The password of a PKCS12 truststore (none for a PEM truststore); a JKS "
+    "truststore's integrity is checked with it when it is set.", sensitive=True)
 TRUSTSTORE_TYPE = PropertyDescriptor(
-    "Truststore Type", description="The format of the truststore: PKCS12 or PEM.", validators=[_store_type])
+    "Truststore Type", description="The format of the truststore: JKS, PKCS12 or PEM.", validators=[_store_type])
 _PROTOCOLS = (
     AllowableValue("SSL", "SSL", "Negotiate the latest TLS version both sides support"),
     AllowableValue("TLS", "TLS", "Negotiate the latest TLS version both sides support"),
@@ -96,6 +98,12 @@ def load_keystore(path: str, store_type: str, password: str | None, key_password
                   policy: Policy = OPERATOR) -> KeyMaterial:
     """The private key and certificate chain of a keystore, read through ``policy``; raises StoreError."""
     data = _read(path, "keystore", policy)
+    if store_type == JKS:
+        store = _open_jks(data, path, password, "keystore", "Keystore Password")
+        try:
+            return KeyMaterial(*jks_key_entry(store, key_password if key_password is not None else password or ""))
+        except ValueError as error:
+            raise StoreError(f"keystore {path!r}: {error}") from None
     if store_type == PKCS12:
         store = _open_pkcs12(data, path, password, "keystore", "Keystore Password")
         if key_password is not None and key_password != password:
@@ -123,7 +131,13 @@ def load_truststore(path: str, store_type: str, password: str | None,
                     policy: Policy = OPERATOR) -> tuple[x509.Certificate, ...]:
     """The trusted certificates of a truststore, read through ``policy``; raises StoreError."""
     data = _read(path, "truststore", policy)
-    if store_type == PKCS12:
+    if store_type == JKS:
+        store = _open_jks(data, path, password, "truststore", "Truststore Password")
+        try:
+            certificates = jks_trusted_certificates(store)
+        except ValueError as error:
+            raise StoreError(f"truststore {path!r}: {error}") from None
+    elif store_type == PKCS12:
         store = _open_pkcs12(data, path, password or None, "truststore", "Truststore Password")
         certificates = [extra.certificate for extra in store.additional_certs]
         if store.cert is not None:
@@ -162,6 +176,13 @@ def _open_pkcs12(data: bytes, path: str, password: str | None, kind: str, passwo
                          f"(wrong password, or not a PKCS12 file): {error}") from error
 
 
+def _open_jks(data: bytes, path: str, password: str | None, kind: str, password_name: str):
+    try:
+        return open_jks(data, password)
+    except ValueError as error:
+        raise StoreError(f"{kind} {path!r} could not be opened as JKS with the {password_name}: {error}") from None
+
+
 def _pem_private_key(data: bytes, path: str, password: str | None):
     if b"PRIVATE KEY-----" not in data:
         raise StoreError(f"keystore {path!r} holds no PEM private key")
@@ -189,9 +210,10 @@ class StandardSSLContextService(ControllerService, SSLContextProvider):
     """Provides TLS contexts, for clients and servers, from a keystore (the key and certificate
     this side presents) and a truststore (the authorities it trusts).
 
-    Python's TLS library cannot read Java keystores: the stores must be PKCS12 files or PEM files
+    The stores may be Java keystores (JKS, NiFi's usual type: a keystore's first private key
+    entry with its chain, a truststore's trusted certificate entries), PKCS12 files or PEM files
     (a PEM keystore holds the certificate chain and the private key, a PEM truststore the CA
-    certificates). A JKS or BCFKS store is reported invalid with the command that converts it.
+    certificates). A BCFKS store is reported invalid with the command that converts it.
     Validation opens both stores with their passwords, so a wrong password or a damaged file is
     reported before anything uses the service; the stores are read again when it is enabled.
 
@@ -203,7 +225,7 @@ class StandardSSLContextService(ControllerService, SSLContextProvider):
     """
 
     nifi_type = "org.apache.nifi.ssl.StandardSSLContextService"
-    tags = ("ssl", "secure", "certificate", "keystore", "truststore", "p12", "pkcs12", "pem", "tls")
+    tags = ("ssl", "secure", "certificate", "keystore", "truststore", "jks", "p12", "pkcs12", "pem", "tls")
     properties = (KEYSTORE, KEYSTORE_PASSWORD, KEY_PASSWORD, KEYSTORE_TYPE, TRUSTSTORE, TRUSTSTORE_PASSWORD,
                   TRUSTSTORE_TYPE, TLS_PROTOCOL)
     provides = (SSLContextProvider,)
@@ -224,8 +246,8 @@ class StandardSSLContextService(ControllerService, SSLContextProvider):
         if keystore or keystore_type or keystore_password:
             if not keystore or not keystore_type:
                 yield "a keystore needs both 'Keystore Filename' and 'Keystore Type'"
-            elif keystore_type == PKCS12 and not keystore_password:
-                yield "a PKCS12 keystore needs a 'Keystore Password'"
+            elif keystore_type in (JKS, PKCS12) and not keystore_password:
+                yield f"a {keystore_type} keystore needs a 'Keystore Password'"
             elif keystore_type in STORE_TYPES:
                 try:
                     load_keystore(keystore, keystore_type, keystore_password, context.property(KEY_PASSWORD).value,
@@ -281,7 +303,7 @@ class StandardSSLContextService(ControllerService, SSLContextProvider):
 class StandardRestrictedSSLContextService(StandardSSLContextService):
     """Provides TLS contexts like StandardSSLContextService, offering only current TLS versions.
 
-    The same keystore and truststore rules apply (PKCS12 or PEM files).
+    The same keystore and truststore rules apply (JKS, PKCS12 or PEM files).
     """
 
     nifi_type = "org.apache.nifi.ssl.StandardRestrictedSSLContextService"

@@ -43,6 +43,8 @@ urlpatterns = [
     path("process-groups/<uuid:pk>", components.ProcessGroupDetail.as_view(), name="process-group"),
     path("process-groups/<uuid:pk>/process-groups", components.ProcessGroupChildren.as_view(),
          name="process-group-children"),
+    path("process-groups/<uuid:pk>/run-status", components.ProcessGroupRunStatus.as_view(),
+         name="process-group-run-status"),
     path("process-groups/<uuid:pk>/process-groups/import", flow.ImportView.as_view(), name="process-group-import"),
     path("process-groups/<uuid:pk>/processors", components.ProcessorList.as_view(), name="processors"),
     path("process-groups/<uuid:pk>/connections", components.ConnectionList.as_view(), name="connections"),

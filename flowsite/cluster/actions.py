@@ -26,12 +26,15 @@ from flowsite.cluster.deploy import (
 from flowsite.cluster.models import Deployment
 from flowsite.flows import publish
 from flowsite.flows.actions import record_action
-from flowsite.flows.models import ControllerService, Operation, Processor
+from flowsite.flows.definition import subtree_ids
+from flowsite.flows.models import ControllerService, Operation, Port, ProcessGroup, Processor
 from flowsite.flows.revisions import lock_for_change
 from flowsite.flows.tenants import root_group
+from flowsite.flows.validation import component_problems
 from flowsite.tenancy.models import Tenant
 
-__all__ = ["do_deploy", "do_republish", "do_set_run_state", "do_set_service_state", "run_command"]
+__all__ = ["do_deploy", "do_republish", "do_set_run_state", "do_set_service_state", "do_start_group", "group_starts",
+           "run_command"]
 
 #: Who a deployment made without a user (``manage.py deploy``) is recorded as.
 _NO_USER = "manage.py deploy"
@@ -63,6 +66,48 @@ def do_set_run_state(processor: Processor, state: str, *, version: int | None, c
         transaction.on_commit(lambda: outcome.update(on_nodes_if_reachable(command, args)))
     return outcome or {"reached": False, "nodes": [],
                        "message": "the change is carried to the nodes when the enclosing transaction commits"}
+
+
+def group_starts(group: ProcessGroup) -> tuple[list, list[dict[str, Any]]]:
+    """What starting ``group`` would start — its stopped processors and ports and those of the
+    groups inside it, valid ones — and what it leaves stopped as invalid ({id, name, problems})."""
+    inside = subtree_ids(group.pk)
+    stopped = [*Processor.objects.filter(parent__in=inside, scheduled_state="STOPPED"),
+               *Port.objects.filter(parent__in=inside, scheduled_state="STOPPED")]
+    starts, invalid = [], []
+    for component in sorted(stopped, key=lambda c: str(c.pk)):
+        problems = component_problems(component)
+        if problems:
+            invalid.append({"id": str(component.pk), "name": component.name,
+                            "problems": [problem.message for problem in problems]})
+        else:
+            starts.append(component)
+    return starts, invalid
+
+
+def do_start_group(group: ProcessGroup, acting_user) -> dict[str, Any]:
+    """Start ``group`` as NiFi's start of a process group does: every stopped, valid processor
+    and port in it and in the groups inside it is set RUNNING (its revision advanced) and recorded
+    as Start, in one transaction; once committed the nodes are told with ``group.start``, which
+    starts them through the engine's own start. DISABLED components stay disabled, invalid ones
+    stopped. Returns ``started`` (ids), ``not_started`` (invalid ones, with their problems) and
+    ``cluster``, what the nodes answered (``reached`` False when they could not be told: the next
+    deployment carries the states)."""
+    outcome: dict[str, Any] = {}
+    with transaction.atomic():
+        hold_deploy_lock()
+        starts, invalid = group_starts(group)
+        for component in starts:
+            lock_for_change(component, component.version, "", acting_user.get_username())
+            component.scheduled_state = "RUNNING"
+            component.save()
+            record_action(component, Operation.START, acting_user,
+                          [{"field": "scheduled_state", "before": "STOPPED", "after": "RUNNING"}])
+            publish.design_changed_on_commit(component, Operation.START)
+        transaction.on_commit(lambda: outcome.update(on_nodes_if_reachable("group.start", {"id": str(group.pk)})))
+    return {"started": [str(component.pk) for component in starts], "not_started": invalid,
+            "cluster": outcome or {"reached": False, "nodes": [], "message": "the change is carried to the nodes "
+                                                                              "when the enclosing transaction commits"}}
 
 
 def do_deploy(tenant: Tenant, acting_user, version: int | None = None) -> tuple[Deployment, list[str]]:

@@ -108,6 +108,18 @@ def sensitive_names(component_type: str, kind: str, descriptors: dict[str, Any] 
     return {descriptor.name for descriptor in cls.properties if descriptor.sensitive}
 
 
+def service_property_names(component_type: str, kind: str, descriptors: dict[str, Any] | None = None) -> set[str]:
+    """Names of the properties of a processor or service type that name a controller service
+    (for a type the engine does not know, NiFi's ``identifiesControllerService`` says)."""
+    registry = default_registry()
+    try:
+        cls = registry.processor(component_type) if kind == Kind.PROCESSOR else registry.service(component_type)
+    except UnknownComponentTypeError:
+        return {name for name, d in (descriptors or {}).items()
+                if isinstance(d, dict) and d.get("identifiesControllerService")}
+    return {descriptor.name for descriptor in cls.properties if descriptor.service is not None}
+
+
 def property_context(component: Component, name: str) -> Binding:
     """What a sealed property value of ``component`` is bound to (sealed with its tenant's key)."""
     return Binding(str(component.tenant_id), f"{component.id}/{name}")
@@ -152,6 +164,13 @@ class _Exporter:
 
     def properties(self, component: Processor | ControllerService) -> dict[str, str | None]:
         properties = dict(component.properties)
+        if self.identity is Identity.VERSIONED:
+            # A definition names a service by its versioned identifier, as NiFi does.
+            descriptors = component.extra.get("propertyDescriptors")
+            for name in service_property_names(component.type, component.kind, descriptors):
+                service = _service_of(properties.get(name), component.tenant_id)
+                if service is not None:
+                    properties[name] = self.ident(service)
         key = current_key()
         for name, sealed in component.sensitive_properties.items():
             value = key.open(sealed, property_context(component, name))
@@ -484,6 +503,20 @@ class _Sync:
         port.save()
         self.by_ident[config.identifier] = port
 
+    def service_references(self) -> None:
+        """Point the properties that name a service of the definition (by its identifier there)
+        at that service, as the rest of the platform names it (by its instance id)."""
+        services = {ident: str(c.pk) for ident, c in self.by_ident.items() if c.kind == Kind.CONTROLLER_SERVICE}
+        for component in self.by_ident.values():
+            if component.kind not in (Kind.PROCESSOR, Kind.CONTROLLER_SERVICE):
+                continue
+            names = service_property_names(component.type, component.kind, component.extra.get("propertyDescriptors"))
+            changed = {name: services[value] for name, value in component.properties.items()
+                       if name in names and isinstance(value, str) and value in services}
+            if changed:
+                component.properties.update(changed)
+                component.save(update_fields=["properties"])
+
     def connections(self) -> None:
         for group, configs in self.pending_connections:
             existing = {c.versioned_id: c for c in Connection.objects.filter(parent=group)}
@@ -502,6 +535,15 @@ class _Sync:
                 connection.partitioning_attribute = config.partitioning_attribute
                 connection.load_balance_compression = config.load_balance_compression
                 connection.save()
+
+
+def _service_of(value: Any, tenant_id) -> ControllerService | None:
+    """The tenant's controller service whose instance id ``value`` is, if any."""
+    try:
+        pk = uuid.UUID(str(value))
+    except ValueError:
+        return None
+    return ControllerService.objects.filter(pk=pk, tenant_id=tenant_id).first()
 
 
 def delete_subtree(component: Component) -> None:
@@ -528,6 +570,7 @@ def _apply(tenant, group: ProcessGroup, flow: FlowDefinition, modifier: str) -> 
     sync = _Sync(tenant, flow, modifier)
     sync.group(group, flow.root)
     sync.connections()
+    sync.service_references()
     Component.objects.filter(pk__in=[c.pk for c in sync.stale if c.kind == Kind.CONNECTION]).delete()
     for component in sync.stale:
         if component.kind != Kind.CONNECTION:

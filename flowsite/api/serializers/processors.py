@@ -212,6 +212,13 @@ def set_properties(component, changes: dict[str, str | None], kind: str) -> None
     component.sensitive_properties = sealed
 
 
+class GroupRunStatusSerializer(serializers.Serializer):
+    """Starting a whole process group (NiFi's "start" of a group)."""
+
+    state = serializers.ChoiceField(["RUNNING"], help_text="RUNNING: start every stopped, valid processor and "
+                                                           "port of the group and the groups inside it.")
+
+
 class RunStatusSerializer(serializers.Serializer):
     """A change of a component's run state."""
 

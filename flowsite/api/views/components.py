@@ -20,9 +20,9 @@ from flowsite.api.lookup import access_for, component_or_404
 from flowsite.api.serializers.connections import ConnectionSerializer
 from flowsite.api.serializers.groups import FunnelSerializer, PortSerializer, ProcessGroupSerializer
 from flowsite.api.serializers.labels import LabelSerializer
-from flowsite.api.serializers.processors import ProcessorSerializer, RunStatusSerializer
-from flowsite.cluster.api.serializers import ProcessorRunStatusAnswerSerializer
-from flowsite.cluster.actions import do_set_run_state
+from flowsite.api.serializers.processors import GroupRunStatusSerializer, ProcessorSerializer, RunStatusSerializer
+from flowsite.cluster.api.serializers import GroupStartAnswerSerializer, ProcessorRunStatusAnswerSerializer
+from flowsite.cluster.actions import do_set_run_state, do_start_group, group_starts
 from flowsite.flows import access as policies
 from flowsite.flows.models import Component, Connection, Funnel, Kind, Label, Port, ProcessGroup, Processor
 from flowsite.flows.validation import component_problems
@@ -137,6 +137,28 @@ class ProcessGroupDetail(ComponentDetail):
     model = ProcessGroup
     delete_error_statuses = (409, 503)  # 409: running or holding FlowFiles; 503: the cluster cannot say
     serializer_class = ProcessGroupSerializer
+
+
+class ProcessGroupRunStatus(GenericAPIView):
+    """Start a process group, as NiFi's start of a group: every stopped, valid processor and port
+    in it and in the groups inside it is set RUNNING, then the connected nodes are told
+    (``group.start``). DISABLED components stay disabled; invalid ones stay stopped and are listed
+    in ``not_started`` with their problems. Needs the operate policy of the group and of every
+    component it starts."""
+
+    serializer_class = GroupRunStatusSerializer
+
+    @extend_schema(request=GroupRunStatusSerializer, responses=GroupStartAnswerSerializer)
+    def put(self, request, pk):
+        group = component_or_404(request, ProcessGroup, pk, policies.OPERATE)
+        self.get_serializer(data=request.data).is_valid(raise_exception=True)
+        access = access_for(request, group.tenant)
+        denied = [component.name for component in group_starts(group)[0]
+                  if not access.can(component, policies.OPERATE)]
+        if denied:
+            raise exceptions.PermissionDenied(f"you may not operate {', '.join(denied)}, which starting the group "
+                                              "would start")
+        return Response(do_start_group(group, request.user))
 
 
 class ProcessGroupChildren(ChildList):

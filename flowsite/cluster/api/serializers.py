@@ -73,6 +73,22 @@ class CommandOutcomeSerializer(serializers.Serializer):
     nodes = NodeReplySerializer(many=True)
 
 
+class NotStartedSerializer(serializers.Serializer):
+    """A component a group start left stopped, and why."""
+
+    id = serializers.CharField()
+    name = serializers.CharField(allow_blank=True)
+    problems = serializers.ListField(child=serializers.CharField())
+
+
+class GroupStartAnswerSerializer(serializers.Serializer):
+    """What starting a process group started, left stopped, and what the nodes answered."""
+
+    started = serializers.ListField(child=serializers.CharField(), help_text="The processors and ports set RUNNING.")
+    not_started = NotStartedSerializer(many=True, help_text="Stopped components left stopped as invalid.")
+    cluster = CommandOutcomeSerializer(help_text="The group.start command carried to the connected nodes.")
+
+
 class DropOutcomeSerializer(CommandOutcomeSerializer):
     """The nodes' answers to emptying a queue."""
 

@@ -187,14 +187,14 @@ def test_server_context_needs_a_keystore(pki):
 
 # -- validation -------------------------------------------------------------------------------
 
-def test_java_keystores_are_refused_with_a_conversion_hint(pki):
-    problems, _ = configure({"Keystore Filename": "/x/ks.jks", "Keystore Password": "p", "Keystore Type": "JKS",
-                             "Truststore Filename": "/x/ts.jks", "Truststore Type": "BCFKS"})
+def test_bcfks_stores_are_refused_with_a_conversion_hint(pki):
+    problems, _ = configure({"Keystore Filename": "/x/ks.bcfks", "Keystore Password": "p", "Keystore Type": "BCFKS",
+                             "Truststore Filename": "/x/ts.bcfks", "Truststore Type": "BCFKS"})
     assert len(problems) == 2
     assert all("convert the file to PKCS12" in problem for problem in problems)
-    assert problems[0].startswith("'Keystore Type' is 'JKS', a Java keystore format")
+    assert problems[0].startswith("'Keystore Type' is 'BCFKS', a Java keystore format")
     problems, _ = configure({"Truststore Filename": "/x/ts", "Truststore Type": "DER"})
-    assert problems == ["'Truststore Type' is 'DER', which is not one of the supported types: PKCS12, PEM"]
+    assert problems == ["'Truststore Type' is 'DER', which is not one of the supported types: JKS, PKCS12, PEM"]
 
 
 def test_nothing_configured(pki):

@@ -77,6 +77,7 @@ ROWS = [
     Row("GET", "process-groups/{child}/output-ports", None, (VIEW,), 200),
     Row("POST", "process-groups/{child}/output-ports", {"name": "out2"}, (MODIFY,), 201),
     Row("GET", "process-groups/{root}/flow-definition", None, (VIEW,), 200),
+    Row("PUT", "process-groups/{child}/run-status", {"state": "RUNNING"}, (OPERATE,), 200),
     Row("GET", "process-groups/{child}/versions", None, (VIEW,), 200),
     Row("POST", "process-groups/{child}/versions", {"comment": "second"}, (MODIFY,), 201),
     Row("GET", "process-groups/{child}/versions/1", None, (VIEW,), 200),

@@ -49,7 +49,7 @@ class Command(BaseCommand):
         add_run_arguments(parser)
 
     def handle(self, *args, node_id, standalone, election_max_candidates, labels, data_dir, flow, config, parameter,
-               status_interval, accept_damage, files_root, **options):
+               status_interval, accept_damage, files_root, start, **options):
         if election_max_candidates is not None and election_max_candidates < 1:
             raise CommandError("--election-max-candidates must be at least 1")
         if standalone and labels:
@@ -77,7 +77,8 @@ class Command(BaseCommand):
                 protected_paths=protected_paths(settings.BASE_DIR, data_dir, files_root,
                                                 settings.FLOWSITE_ANALYTICS_DIR),
                 platform_addresses=platform_addresses(settings.REDIS_URL),
-                spark_master=settings.SPARK_MASTER, spark_staging_dir=settings.SPARK_STAGING_DIR or None)
+                spark_master=settings.SPARK_MASTER, spark_staging_dir=settings.SPARK_STAGING_DIR or None,
+                start=start)
         except RunError as error:
             raise CommandError(str(error), returncode=error.exit_status) from None
 
