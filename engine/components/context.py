@@ -91,15 +91,17 @@ class PropertyValue:
     Expression Language); the ``as_*`` methods convert it, returning None when it is not set.
     """
 
-    __slots__ = ("_raw", "_descriptor", "_services", "_compiled")
+    __slots__ = ("_raw", "_descriptor", "_services", "_compiled", "_parameters")
 
     def __init__(
-        self, raw: str | None, descriptor: PropertyDescriptor | None = None, services: ServiceLookup | None = None
+        self, raw: str | None, descriptor: PropertyDescriptor | None = None, services: ServiceLookup | None = None,
+        parameters: Mapping[str, str] | None = None,
     ) -> None:
         self._raw = raw
         self._descriptor = descriptor
         self._services = services
         self._compiled: CompiledExpression | None = None
+        self._parameters = parameters
 
     @property
     def value(self) -> str | None:
@@ -138,7 +140,7 @@ class PropertyValue:
             scope = FlowFileScope(flowfile)
         else:
             scope = attributes or {}
-        return PropertyValue(compiled.evaluate(scope, os.environ, state=state), descriptor, self._services)
+        return PropertyValue(compiled.evaluate(scope, os.environ, self._parameters, state), descriptor, self._services)
 
     def as_int(self) -> int | None:
         """The value as a whole number."""
@@ -188,6 +190,7 @@ class ConfigurationContext:
         properties: Mapping[str, str | None],
         services: ServiceLookup | None = None,
         confinement: Policy | None = None,
+        parameters: Mapping[str, str] | None = None,
     ) -> None:
         self._descriptors = descriptors
         self._services = services
@@ -195,7 +198,8 @@ class ConfigurationContext:
         self._values: dict[str, PropertyValue] = {}
         for name, descriptor in descriptors.items():
             raw = properties.get(name)
-            self._values[name] = PropertyValue(raw if raw is not None else descriptor.default, descriptor, services)
+            self._values[name] = PropertyValue(raw if raw is not None else descriptor.default, descriptor, services,
+                                               parameters)
 
     @property
     def descriptors(self) -> Mapping[str, PropertyDescriptor]:
@@ -266,7 +270,8 @@ class ProcessContext(ConfigurationContext):
         services: ServiceLookup | None,
         host: ProcessorHost,
     ) -> None:
-        super().__init__(descriptors, properties, services, getattr(host, "confinement", None))
+        super().__init__(descriptors, properties, services, getattr(host, "confinement", None),
+                         getattr(host, "parameters", None))
         self._host = host
 
     @property

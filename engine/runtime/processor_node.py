@@ -16,7 +16,7 @@ from engine.components import (
 )
 from engine.components.validation import component_descriptors
 from engine.flow.model import ProcessGroupConfig, ProcessorConfig
-from engine.flow.parameters import ParameterResolver
+from engine.flow.parameters import ParameterResolver, ParameterValues
 from engine.flow.validation import SCHEDULE_FIELDS, resolved_properties, resolved_schedule
 from engine.runtime.connectable import ComponentStateError, Connectable, Runtime, ScheduledState
 from engine.cron import CronSchedule
@@ -68,6 +68,8 @@ class ProcessorNode(Connectable):
         self.config = config
         self.name = config.name
         self.properties, parameter_problems = resolved_properties(config, group, resolver, cls)
+        #: What ``#{name}`` inside an expression reads.
+        self.parameters = ParameterValues(resolver, group.parameter_context_name)
         self._config_problems = [ValidationProblem(name, message) for name, message in parameter_problems]
         self.scheduling_strategy = config.scheduling_strategy
         #: The scheduling period, penalty and yield durations with parameters substituted.
@@ -157,7 +159,7 @@ class ProcessorNode(Connectable):
 
     def _configuration(self) -> ConfigurationContext:
         descriptors, _ = component_descriptors(self.processor_class, self.properties)
-        return ConfigurationContext(descriptors, self.properties, self.services, self.confinement)
+        return ConfigurationContext(descriptors, self.properties, self.services, self.confinement, self.parameters)
 
     def run_status(self) -> str:
         status = super().run_status()

@@ -17,7 +17,7 @@ from engine.components import (
 )
 from engine.components.validation import component_descriptors
 from engine.flow.model import ProcessGroupConfig, ServiceConfig
-from engine.flow.parameters import ParameterResolver
+from engine.flow.parameters import ParameterResolver, ParameterValues
 from engine.flow.validation import resolved_properties
 from engine.runtime.bulletins import ComponentLogger
 from engine.runtime.connectable import ComponentStateError, Runtime
@@ -52,6 +52,8 @@ class ServiceNode:
         self.config = config
         self.name = config.name
         self.properties, problems = resolved_properties(config, group, resolver, self.service_class)
+        #: What ``#{name}`` inside an expression reads.
+        self.parameters = ParameterValues(resolver, group.parameter_context_name)
         self._config_problems = [ValidationProblem(name, message) for name, message in problems]
         self.logger = ComponentLogger(self.runtime.bulletins, self.identifier, self.name, self.type_name, self.group_id)
 
@@ -93,7 +95,7 @@ class ServiceNode:
 
     def _configuration(self) -> ConfigurationContext:
         descriptors, _ = component_descriptors(self.service_class, self.properties)
-        return ConfigurationContext(descriptors, self.properties, self.services, self.confinement)
+        return ConfigurationContext(descriptors, self.properties, self.services, self.confinement, self.parameters)
 
     def enable(self) -> None:
         """Validate and enable the service; raises InvalidComponentError or ComponentStateError."""

@@ -161,3 +161,26 @@ def test_a_plain_parameter_in_a_sensitive_property_is_refused(make_controller):
     assert problem.path == "$.flowContents.processors[0].properties['Request Password']"
     assert problem.message == "references non-sensitive parameter 'User' from a sensitive property"
     assert make_controller(document).processor("p").validate() != []
+
+
+def test_a_parameter_inside_an_expression_is_read_by_the_expression_as_a_value(make_controller):
+    """NiFi's expression-aware parameter parsing: ``#{Word}`` inside ``${…}`` is the parameter's value
+    (not an attribute named by it), ``#{Word}`` outside is substituted as text."""
+    document = flow(processors=[processor("p", "GenerateFlowFile", {
+        "Custom Text": "${#{Word}:toUpper()}/${literal('f-'):append(#{Word})}/#{Word}"}, state="ENABLED",
+        auto_terminate=["success"])], parameter_context="ctx", parameter_contexts={"ctx": {"Word": "hello"}})
+    assert check_flow(load_flow(document)) == []
+    controller = make_controller(document, start=True)
+    node = controller.processor("p")
+    assert node.properties["Custom Text"] == "${#{Word}:toUpper()}/${literal('f-'):append(#{Word})}/hello"
+    controller.start_processor("p")
+    value = node.context.property("Custom Text").evaluate(attributes={"hello": "not this"})
+    assert value.value == "HELLO/f-hello/hello"
+
+
+def test_a_missing_parameter_inside_an_expression_is_a_problem_naming_it(make_controller):
+    document = flow(processors=[processor("p", "GenerateFlowFile", {"Custom Text": "${#{Nope}:toUpper()}"},
+                                          auto_terminate=["success"])],
+                    parameter_context="ctx", parameter_contexts={"ctx": {}})
+    (problem,) = check_flow(load_flow(document))
+    assert "references parameter 'Nope'" in problem.message
