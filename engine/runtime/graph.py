@@ -120,7 +120,7 @@ class FlowGraph:
                 cls = node.service_class if kind == "service" else node.processor_class
                 components[identifier] = RunningComponent(identifier, kind, node.config.raw, node.config.group_id,
                                                           node.properties, cls, frozenset(node.referenced_services()),
-                                                          getattr(node, "schedule", None))
+                                                          getattr(node, "schedule", None), node.parameters)
         for kind, table in (("funnel", self.funnels), ("port", self.ports)):
             for identifier, node in table.items():
                 components[identifier] = RunningComponent(identifier, kind, node.config.raw, node.config.group_id)

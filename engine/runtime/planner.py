@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping
 
 from engine.flow.model import FlowDefinition, ProcessGroupConfig
-from engine.flow.parameters import ParameterResolver
+from engine.flow.parameters import ParameterResolver, references
 from engine.flow.validation import resolved_properties, resolved_schedule
 from engine.runtime.connectable import ComponentStateError
 
@@ -46,7 +46,8 @@ class RunningComponent:
 
     ``properties`` (resolved, parameters substituted) and ``component_class`` are those of
     services and processors; ``services`` are the services its properties reference;
-    ``schedule`` a processor's resolved scheduling (``resolved_schedule``).
+    ``schedule`` a processor's resolved scheduling (``resolved_schedule``); ``parameters`` what
+    ``#{name}`` inside its expressions reads (references there are not substituted in ``properties``).
     """
 
     identifier: str
@@ -57,6 +58,7 @@ class RunningComponent:
     component_class: Any = None
     services: frozenset[str] = frozenset()
     schedule: Mapping[str, str] | None = None
+    parameters: Mapping[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -154,7 +156,20 @@ def _goes(component: RunningComponent, wanted: Mapping[str, _Wanted], resolver: 
             != component.schedule:
         return True
     return resolved_properties(entry.config, entry.group, resolver, component.component_class)[0] \
-        != component.properties
+        != component.properties or _expression_parameters_changed(component, entry.group, resolver)
+
+
+def _expression_parameters_changed(component: RunningComponent, group: ProcessGroupConfig,
+                                   resolver: ParameterResolver) -> bool:
+    """True when a parameter that ``component``'s expressions read has another value now."""
+    if component.parameters is None or component.properties is None:
+        return False
+    for value in component.properties.values():
+        for name in references(value or ""):
+            parameter = resolver.find(group.parameter_context_name, name)
+            if component.parameters.get(name) != (None if parameter is None else parameter.value or ""):
+                return True
+    return False
 
 
 def _component_goes(component: RunningComponent, disabled: set[str], wanted: Mapping[str, _Wanted],

@@ -8,7 +8,7 @@ import copy
 import pytest
 
 from engine.flow import load_flow
-from engine.flow.parameters import ParameterResolver
+from engine.flow.parameters import ParameterResolver, ParameterValues
 from engine.flow.validation import resolved_properties
 from engine.runtime.planner import RunningComponent, RunningConnection, RunningFlow, UpdateRefused, plan_update
 from engine.testing.flows import connection, flow, funnel, group, port, processor, service
@@ -28,7 +28,8 @@ def running(document: dict, *, references: dict[str, set[str]] | None = None,
                 properties = resolved_properties(config, grp, resolver)[0]
                 components[config.identifier] = RunningComponent(
                     config.identifier, kind, config.raw, config.group_id, properties, None,
-                    frozenset(references.get(config.identifier, ())))
+                    frozenset(references.get(config.identifier, ())),
+                    parameters=ParameterValues(resolver, grp.parameter_context_name))
         for kind, configs in (("funnel", grp.funnels), ("port", grp.input_ports + grp.output_ports)):
             for config in configs:
                 components[config.identifier] = RunningComponent(config.identifier, kind, config.raw, config.group_id)
@@ -120,6 +121,17 @@ def test_a_parameter_changing_value_rebuilds_only_what_uses_it():
                     parameter_contexts={"ctx": {"emit": value}})
     result = plan_update(running(document("true")), load_flow(document("false")))
     assert result.stop == {"uses"} and result.keep == {"other"}
+
+
+def test_a_parameter_read_inside_an_expression_changing_value_rebuilds_what_uses_it():
+    def document(value):
+        return flow(group("root", parameter_context="ctx",
+                          processors=[processor("uses", "Tick", {"Emit": "${#{emit}:toLower()}"}),
+                                      processor("other", "Tick")]),
+                    parameter_contexts={"ctx": {"emit": value}})
+    result = plan_update(running(document("TRUE")), load_flow(document("false")))
+    assert result.stop == {"uses"} and result.keep == {"other"}
+    assert plan_update(running(document("TRUE")), load_flow(document("TRUE"))).stop == frozenset()
 
 
 def test_a_changed_tenant_entry_rebuilds_the_processors_and_services_of_its_group_only():
