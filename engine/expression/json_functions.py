@@ -8,15 +8,14 @@ string, as NiFi does. An empty subject, a subject that is not JSON and an invali
 from __future__ import annotations
 
 import json
-import math
 from datetime import datetime
-from decimal import Decimal
 from typing import Any
 
 from engine import jsonpath
+from engine.jackson import compact
+from engine.java_text import java_double
 
-__all__ = ["is_json", "json_path", "json_path_delete", "json_path_set", "json_path_add", "json_path_put",
-           "to_json", "java_double"]
+__all__ = ["is_json", "json_path", "json_path_delete", "json_path_set", "json_path_add", "json_path_put"]
 
 _DECODER = json.JSONDecoder(parse_constant=lambda name: (_ for _ in ()).throw(ValueError(f"{name} is not JSON")))
 
@@ -42,55 +41,12 @@ def is_json(subject: object) -> bool:
     return True
 
 
-def java_double(value: float) -> str:
-    """Java's Double.toString: plain between 10^-3 and 10^7, else computerized scientific notation."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    magnitude = abs(value)
-    if 1e-3 <= magnitude < 1e7:
-        text = repr(value)
-        if "e" in text:  # repr may still use an exponent for some values in range
-            text = format(Decimal(text), "f")
-        return text if "." in text else text + ".0"
-    sign, digits, exponent = Decimal(repr(magnitude)).as_tuple()
-    digits_text = "".join(map(str, digits)).rstrip("0") or "0"
-    power = len(digits) + exponent - 1
-    mantissa = digits_text[0] + "." + (digits_text[1:] or "0")
-    return ("-" if value < 0 else "") + f"{mantissa}E{power}"
-
-
-_STRING_ESCAPES = {code: f"\\u{code:04X}" for code in range(0x20)}
-_STRING_ESCAPES.update({ord('"'): '\\"', ord("\\"): "\\\\", ord("\b"): "\\b", ord("\t"): "\\t", ord("\n"): "\\n",
-                        ord("\f"): "\\f", ord("\r"): "\\r"})
-
-
-def _json_string(text: str) -> str:
-    return '"' + text.translate(_STRING_ESCAPES) + '"'
-
-
-def to_json(value: Any) -> str:
-    """Compact JSON as Jackson writes it (no spaces, non-ASCII kept, doubles as Java prints them)."""
-    if isinstance(value, str):
-        return _json_string(value)
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{_json_string(str(k))}:{to_json(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ",".join(to_json(item) for item in value) + "]"
-    if isinstance(value, float):
-        return java_double(value)
-    return json.dumps(value)
-
-
 def _text(value: Any) -> str:
     """How NiFi renders a jsonPath result: scalars as text (null as empty), a one-element list as its element."""
     if isinstance(value, list) and len(value) == 1:
         return _text(value[0])
     if isinstance(value, (dict, list)):
-        return to_json(value)
+        return compact(value)
     if value is None:
         return ""
     if isinstance(value, bool):
@@ -135,9 +91,9 @@ def json_path_delete(subject: str | None, path: str) -> str:
     """The document without what ``path`` matches (unchanged when it matches nothing)."""
     document, compiled = _document(subject), _path(path)
     try:
-        return to_json(compiled.delete(document))
+        return compact(compiled.delete(document))
     except jsonpath.PathNotFoundError:
-        return to_json(document)
+        return compact(document)
     except jsonpath.JsonPathError:
         return ""
 
@@ -145,9 +101,9 @@ def json_path_delete(subject: str | None, path: str) -> str:
 def _update(subject: str | None, path: str, change) -> str:
     document, compiled = _document(subject), _path(path)
     try:
-        return to_json(change(compiled, document))
+        return compact(change(compiled, document))
     except jsonpath.PathNotFoundError:
-        return to_json(document)
+        return compact(document)
     except jsonpath.JsonPathError:
         return ""
 
@@ -170,7 +126,7 @@ def json_path_put(subject: str | None, path: str, key: Any, value: Any) -> str:
     key = _text(key) if key is not None else ""
     document, compiled = _document(subject), _path(path)
     try:
-        return to_json(compiled.put(document, key, value))
+        return compact(compiled.put(document, key, value))
     except jsonpath.JsonPathError:
         # NiFi's put gives the empty string for a missing path too.
         return ""

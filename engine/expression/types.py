@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 import re
 from datetime import datetime, timezone
-from decimal import Decimal as PyDecimal
 from enum import Enum
 from typing import Union
 
 from engine.expression.dates import DEFAULT_PATTERN, compile_pattern, resolve_zone
 from engine.expression.instants import Instant, check_amount, to_instant
 from engine.java_regex import java_regex, java_replacement
+from engine.java_text import java_double
 
 __all__ = ["Type", "Value", "coerce", "render", "to_string", "to_number", "to_whole", "to_decimal", "to_boolean",
            "to_date", "to_instant", "compatible", "java_double", "java_regex", "java_replacement", "Instant"]
@@ -44,23 +44,6 @@ _HEX_DECIMAL = re.compile(r"[+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]
 _DATE_TO_STRING = re.compile(r"(?:[a-zA-Z]{3} ){2}\d{2} \d{2}:\d{2}:\d{2} .*? \d{4}")
 _ALTERNATE_DATE = re.compile(r"\d{4}/\d{2}/\d{2} \d{2}:\d{2}:\d{2}(\.\d{3})?")
 _LONG_MIN, _LONG_MAX = -2**63, 2**63 - 1
-
-
-def java_double(value: float) -> str:
-    """Render a Decimal as Java's ``Double.toString`` does: ``7.0``, ``0.001``, ``1.0E7``, ``1.5E-4``."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0:
-        return "-0.0" if math.copysign(1, value) < 0 else "0.0"
-    magnitude = abs(value)
-    if 1e-3 <= magnitude < 1e7:
-        return repr(value)  # Python's shortest round-trip form, positional in this range as in Java
-    sign, digits, exponent = PyDecimal(repr(magnitude)).normalize().as_tuple()
-    text = "".join(map(str, digits))
-    mantissa = text[0] + "." + (text[1:] or "0")
-    return f"{'-' if value < 0 else ''}{mantissa}E{len(text) - 1 + exponent}"  # type: ignore[operator]
 
 
 def render(value: Value) -> str:

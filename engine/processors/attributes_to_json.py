@@ -17,7 +17,7 @@ from engine.components import (
     WrittenAttribute,
 )
 from engine.components import validators as v
-from engine.processors._json import compact, pretty
+from engine.jackson import compact, pretty
 
 JSON_ATTRIBUTE = "JSONAttributes"
 DESTINATION_ATTRIBUTE = "flowfile-attribute"

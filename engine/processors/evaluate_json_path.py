@@ -11,7 +11,7 @@ from engine.components import (
     PropertyDescriptor,
     Relationship,
 )
-from engine.processors._json import compact, scalar_text
+from engine.jackson import compact, scalar_text
 from engine.processors._json_path import (
     MAX_STRING_LENGTH,
     NULL_REPRESENTATIONS,

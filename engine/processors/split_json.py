@@ -7,7 +7,7 @@ import uuid
 from engine import jsonpath
 from engine.components import InputRequirement, Processor, PropertyDescriptor, Relationship, WrittenAttribute
 from engine.components import validators as v
-from engine.processors._json import compact, scalar_text
+from engine.jackson import compact, scalar_text
 from engine.processors._json_path import (
     MAX_STRING_LENGTH,
     NULL_REPRESENTATIONS,

@@ -20,6 +20,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from engine.expression.dates import compile_pattern
+from engine.java_text import java_double
 
 __all__ = [
     "is_map", "map_items", "to_string", "java_double", "as_number", "test_compare", "java_regex",
@@ -50,27 +51,6 @@ def map_items(value: Any) -> list[tuple[Any, Any]] | None:
 
 
 # --- text and numbers -----------------------------------------------------------------------------
-
-def java_double(number: float) -> str:
-    """``Double.toString``: ``3.0``, ``0.001``, ``1.0E7``, ``1.5E-4``, ``NaN``, ``Infinity``."""
-    if number != number:
-        return "NaN"
-    if number in (float("inf"), float("-inf")):
-        return "Infinity" if number > 0 else "-Infinity"
-    if number == 0:
-        return "-0.0" if str(number).startswith("-") else "0.0"
-    magnitude = abs(number)
-    if 1e-3 <= magnitude < 1e7:
-        text = repr(number)
-        if "e" in text or "E" in text:
-            text = format(Decimal(text), "f")
-        return text if "." in text else text + ".0"
-    sign, digits, exponent = Decimal(repr(number)).normalize().as_tuple()
-    digit_text = "".join(map(str, digits))
-    point_exponent = len(digit_text) - 1 + int(exponent)
-    mantissa = digit_text[0] + "." + (digit_text[1:] or "0")
-    return ("-" if sign else "") + f"{mantissa}E{point_exponent}"
-
 
 def epoch_millis(value: datetime | date) -> int:
     """Milliseconds since the epoch (a date is its midnight in UTC; a naive timestamp is read as UTC)."""

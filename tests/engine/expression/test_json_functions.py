@@ -5,7 +5,8 @@ import json
 import pytest
 
 from engine.expression import ExpressionError, evaluate
-from engine.expression.json_functions import java_double, to_json
+from engine.jackson import compact as to_json
+from engine.java_text import java_double
 
 ADDRESS_BOOK = """{
      "firstName": "John",

@@ -6,25 +6,11 @@ from __future__ import annotations
 import json
 import math
 import re
-from decimal import Decimal
 from typing import Any
 
-__all__ = ["compact", "java_double", "pretty", "scalar_text"]
+from engine.java_text import java_double
 
-
-def java_double(value: float) -> str:
-    """A float as Java's ``Double.toString`` prints it: ``1.5``, ``100.0``, ``1.0E20``, ``1.0E-5``."""
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "Infinity" if value > 0 else "-Infinity"
-    if value == 0 or 1e-3 <= abs(value) < 1e7:
-        return repr(float(value))
-    sign, digits, exponent = Decimal(repr(value)).as_tuple()
-    text = "".join(map(str, digits))
-    power = len(digits) + exponent - 1
-    shown = text.rstrip("0") or "0"
-    return f"{'-' if sign else ''}{shown[0]}.{shown[1:] or '0'}E{power}"
+__all__ = ["compact", "pretty", "scalar_text"]
 
 
 def scalar_text(value: Any, null: str) -> str:
