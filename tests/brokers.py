@@ -4,6 +4,7 @@ ports with every file in a directory of the test's own."""
 from __future__ import annotations
 
 import os
+import pwd
 import socket
 import subprocess
 import time
@@ -132,6 +133,8 @@ class MosquittoServer:
         d = self.directory
         d.mkdir(parents=True, exist_ok=True)
         (d / "mosquitto.conf").write_text(
+            # user: as root mosquitto would switch to user mosquitto, who cannot write the directory
+            f"user {pwd.getpwuid(os.getuid()).pw_name}\n"
             f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location {d}/\n"
             "autosave_interval 1\nmax_queued_messages 10000\n")
         log = d / "mosquitto.log"
