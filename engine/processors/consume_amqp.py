@@ -70,6 +70,7 @@ class _Consumer:
     channel: object
     broker: str
     pending: deque = field(default_factory=deque)
+    last_tag: int = 0
 
     @property
     def is_open(self) -> bool:
@@ -123,6 +124,7 @@ class ConsumeAMQP(Processor):
 
     def on_scheduled(self, context):
         self._idle: deque[_Consumer] = deque()
+        self._sessions: dict[int, _Consumer] = {}
         self._lock = threading.Lock()
         self._queue = context.property(QUEUE).value
         self._auto_ack = context.property(AUTO_ACKNOWLEDGE).value == "true"
@@ -141,7 +143,9 @@ class ConsumeAMQP(Processor):
             consumer.close()
 
     def on_trigger(self, context, session):
-        consumer = self._borrow(context)
+        # With a Run Duration one session spans several triggers: they share its consumer, and
+        # the session's commit acknowledges everything they took.
+        consumer = self._sessions.get(id(session)) or self._borrow(context)
         if consumer is None:
             return
         try:
@@ -155,19 +159,22 @@ class ConsumeAMQP(Processor):
             consumer.close()
             context.yield_processor()
             return
-        accepted = self._reject_oversized(context, consumer, taken)
         if not taken:
-            self._give_back(consumer)
-            context.yield_processor()
+            if id(session) not in self._sessions:
+                self._give_back(consumer)
+                context.yield_processor()
             return
-        for method, properties, body in accepted:
+        for method, properties, body in self._reject_oversized(context, consumer, taken):
             flowfile = session.write_bytes(session.create(), body)
             flowfile = session.put_all_attributes(flowfile, self._attributes(method, properties))
             session.provenance.receive(flowfile, f"amqp://{consumer.broker}/{self._queue}")
             session.transfer(flowfile, SUCCESS)
-        last = taken[-1][0].delivery_tag
-        session.on_commit(lambda: self._acknowledge(context, consumer, last))
-        session.on_rollback(lambda: self._requeue(context, consumer, last))
+        consumer.last_tag = taken[-1][0].delivery_tag
+        if id(session) not in self._sessions:
+            key = id(session)
+            self._sessions[key] = consumer
+            session.on_commit(lambda: self._acknowledge(context, self._sessions.pop(key)))
+            session.on_rollback(lambda: self._requeue(self._sessions.pop(key)))
 
     # -- consumers ------------------------------------------------------------------------
 
@@ -212,7 +219,8 @@ class ConsumeAMQP(Processor):
         with self._lock:
             self._idle.append(consumer)
 
-    def _acknowledge(self, context, consumer: _Consumer, last_tag: int) -> None:
+    def _acknowledge(self, context, consumer: _Consumer) -> None:
+        last_tag = consumer.last_tag
         if not self._auto_ack:
             try:
                 consumer.channel.basic_ack(delivery_tag=last_tag, multiple=True)
@@ -224,10 +232,10 @@ class ConsumeAMQP(Processor):
                 consumer.close()
         self._give_back(consumer)
 
-    def _requeue(self, context, consumer: _Consumer, last_tag: int) -> None:
+    def _requeue(self, consumer: _Consumer) -> None:
         if not self._auto_ack:
             try:
-                consumer.channel.basic_nack(delivery_tag=last_tag, multiple=True, requeue=True)
+                consumer.channel.basic_nack(delivery_tag=consumer.last_tag, multiple=True, requeue=True)
             except (pika.exceptions.AMQPError, OSError):
                 consumer.close()  # closing the connection requeues them as well
         self._give_back(consumer)

@@ -245,3 +245,22 @@ def test_a_tenant_without_the_grant_is_refused(tmp_path, rabbit, queue):
 def test_authentication_must_be_configured(tmp_path):
     with ProcessorTestRunner("ConsumeAMQP", tmp_path, {"Queue": "q"}, input=False) as runner:
         assert any("either 'Username' with 'Password'" in problem for problem in runner.validate())
+
+
+
+def test_triggers_sharing_a_session_share_its_consumer_and_its_acknowledgement(tmp_path, rabbit, queue):
+    """A Run Duration runs several triggers in one session: one consumer serves them, one commit acks all."""
+    for index in range(3):
+        publish_raw(rabbit, queue, f"r{index}".encode())
+    with ProcessorTestRunner("ConsumeAMQP", tmp_path, broker(rabbit, Queue=queue, **{"Batch Size": "1"}),
+                             input=False) as consumer:
+        session = held_session(consumer)
+        node = consumer.node
+        for _ in range(2):
+            node.processor.on_trigger(node.context, session)
+        assert session.counts.bytes_written == 6
+        assert rabbit.queue_counts(queue) == (0, 3)
+        session.commit()
+        assert [consumer.content(f) for f in consumer.output("success")] == [b"r0", b"r1", b"r2"]
+        assert rabbit.queue_counts(queue) == (0, 0)
+        consumer.stop()
