@@ -55,7 +55,7 @@ class ConsumeMQTT(Processor):
     A crash between the commit and the acknowledgement delivers the message twice. With QoS 2 the
     broker hands the message over at PUBREC, before the commit, so a node that dies in between
     loses it; QoS 0 messages are never sent again. Messages wait in memory (at most Max Queue
-    Size) between tasks. The client reconnects by itself when the connection drops; connections
+    Size) between tasks, and across a stop and start of the processor (not of the node). The client reconnects by itself when the connection drops; connections
     go through the tenant's network policy. Record Reader and Writer are not supported yet: a
     flow that sets them is invalid.
     """
@@ -85,9 +85,10 @@ class ConsumeMQTT(Processor):
 
     def on_scheduled(self, context):
         self._capacity = context.property(MAX_QUEUE_SIZE).as_int()
-        self._queue: deque[_Received] = deque()
+        # Kept across a stop and start: a clean session's messages would not come again.
+        self._queue: deque[_Received] = getattr(self, "_queue", deque())
         self._space = threading.Condition()
-        self._generation = 0
+        self._generation = getattr(self, "_generation", 0)  # never reused: acks must not reach a newer connection
         self._stopping = False
         self._qos = int(context.property(QOS).value)
         filter_ = context.property(TOPIC_FILTER).evaluate().value
@@ -104,8 +105,6 @@ class ConsumeMQTT(Processor):
         if self._connection is not None:
             self._connection.close()
             self._connection = None
-        # Messages not taken are not acknowledged: a resumed session gets them again.
-        self._queue.clear()
 
     def on_trigger(self, context, session):
         if self._connection is None and not self._connect(context):

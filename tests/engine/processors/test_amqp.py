@@ -264,3 +264,15 @@ def test_triggers_sharing_a_session_share_its_consumer_and_its_acknowledgement(t
         assert [consumer.content(f) for f in consumer.output("success")] == [b"r0", b"r1", b"r2"]
         assert rabbit.queue_counts(queue) == (0, 0)
         consumer.stop()
+
+
+def test_brokers_are_tried_in_turn(tmp_path, rabbit, queue):
+    closed = free_port()
+    properties = {"Brokers": f"127.0.0.1:{closed}, 127.0.0.1:{rabbit.port}", "Username": USER, "Password": PASSWORD,
+                  "Routing Key": queue}
+    with ProcessorTestRunner("PublishAMQP", tmp_path, properties) as publisher:
+        publisher.enqueue(b"second broker")
+        publisher.run()
+        assert publisher.output("success")
+    ((_, body),) = drain(rabbit, queue)
+    assert body == b"second broker"

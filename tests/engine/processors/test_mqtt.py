@@ -212,3 +212,15 @@ def test_validation(tmp_path):
         problems = " ".join(runner.validate())
         assert "the scheme must be tcp or ssl" in problems
         assert "if username or password is set, both must be set" in problems
+
+
+def test_messages_held_in_memory_survive_a_stop_and_start_of_a_clean_session(tmp_path, mosquitto):
+    properties = consumer_properties(mosquitto, "held/#", **{"Quality of Service": "0"})
+    with ProcessorTestRunner("ConsumeMQTT", tmp_path, properties, input=False) as consumer:
+        consumer.run(stop=False)
+        publish(mosquitto, "held/a", b"kept", qos=0)
+        time.sleep(0.5)
+        consumer.stop()  # the message waits in memory, not yet in a session
+        (message,) = run_until(consumer, 1)
+        consumer.stop()
+        assert consumer.content(message) == b"kept"
