@@ -118,11 +118,15 @@ class RabbitMQServer:
 
 class MosquittoServer:
     """A mosquitto of the test's own, anonymous, with persistence in its directory (so a restart
-    keeps persistent sessions and their queued messages)."""
+    keeps persistent sessions and their queued messages). With ``tls`` (a CA file, and a PEM file
+    holding the server's key and certificate) it also listens with TLS on ``tls_port`` and
+    requires a client certificate signed by that CA."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, tls: tuple[str, str] | None = None) -> None:
         self.directory = directory
         self.port = free_port()
+        self.tls = tls
+        self.tls_port = free_port() if tls else None
         self.process: subprocess.Popen | None = None
 
     @property
@@ -136,7 +140,9 @@ class MosquittoServer:
             # user: as root mosquitto would switch to user mosquitto, who cannot write the directory
             f"user {pwd.getpwuid(os.getuid()).pw_name}\n"
             f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence true\npersistence_location {d}/\n"
-            "autosave_interval 1\nmax_queued_messages 10000\n")
+            "autosave_interval 1\nmax_queued_messages 10000\n"
+            + (f"listener {self.tls_port} 127.0.0.1\ncafile {self.tls[0]}\ncertfile {self.tls[1]}\n"
+               f"keyfile {self.tls[1]}\nrequire_certificate true\n" if self.tls else ""))
         log = d / "mosquitto.log"
         self.process = subprocess.Popen(["mosquitto", "-c", str(d / "mosquitto.conf")], stdout=open(log, "ab"),
                                         stderr=subprocess.STDOUT)

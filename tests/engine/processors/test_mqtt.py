@@ -12,7 +12,10 @@ from paho.mqtt.enums import CallbackAPIVersion
 from engine.confinement import ConfinementSettings
 from engine.testing import ProcessorTestRunner
 from tests.brokers import MosquittoServer
+from tests.engine.pki import Pki
 from tests.servers import free_port
+
+SSL_SERVICE = "StandardSSLContextService"
 
 
 @pytest.fixture(scope="module")
@@ -224,3 +227,42 @@ def test_messages_held_in_memory_survive_a_stop_and_start_of_a_clean_session(tmp
         (message,) = run_until(consumer, 1)
         consumer.stop()
         assert consumer.content(message) == b"kept"
+
+
+@pytest.mark.parametrize("kind", ["PKCS12", "PEM"])
+def test_tls_with_a_client_certificate(tmp_path, kind):
+    pki = Pki.create(tmp_path / "pki")
+    server = MosquittoServer(tmp_path / "tls-broker", tls=(pki.pem_truststore("ca.pem"),
+                                                           pki.pem_keystore(pki.server, "server.pem")))
+    server.start()
+    uri = f"ssl://localhost:{server.tls_port}"
+    try:
+        with ProcessorTestRunner("ConsumeMQTT", tmp_path, {"Broker URI": uri, "Topic Filter": "tls",
+                                                           "Quality of Service": "1", "Max Queue Size": "10",
+                                                           "SSL Context Service": "ssl"},
+                                 services={"ssl": (SSL_SERVICE, pki.client_service(kind))},
+                                 input=False) as consumer:
+            consumer.run(stop=False)
+            assert not consumer.bulletins, consumer.bulletins
+            with ProcessorTestRunner("PublishMQTT", tmp_path, {"Broker URI": uri, "Topic": "tls",
+                                                               "Quality of Service": "1", "Retain Message": "false",
+                                                               "SSL Context Service": "ssl"},
+                                     services={"ssl": (SSL_SERVICE, pki.client_service(kind))}) as publisher:
+                publisher.enqueue(b"secret")
+                publisher.run()
+                assert publisher.output("success"), publisher.bulletins
+            (message,) = run_until(consumer, 1)
+            consumer.stop()
+            assert consumer.content(message) == b"secret" and message.attributes["mqtt.broker"] == uri
+        other = Pki.create(tmp_path / "other-pki")
+        with ProcessorTestRunner("PublishMQTT", tmp_path, {"Broker URI": uri, "Topic": "tls",
+                                                           "Quality of Service": "1", "Retain Message": "false",
+                                                           "SSL Context Service": "ssl"},
+                                 services={"ssl": (SSL_SERVICE, other.client_service(kind))}) as untrusted:
+            untrusted.enqueue(b"x")
+            untrusted.run()
+            assert untrusted.output("failure")
+            assert any("cannot connect to the MQTT broker" in b and "CERTIFICATE_VERIFY_FAILED" in b
+                       for b in untrusted.bulletins), untrusted.bulletins
+    finally:
+        server.stop()
