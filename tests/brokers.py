@@ -31,11 +31,15 @@ def _wait_for_port(port: int, process: subprocess.Popen, what: str, log: Path, t
 
 class RabbitMQServer:
     """A RabbitMQ node of the test's own (its own epmd too); ``start`` again after ``stop`` keeps
-    its queues and messages. User ``flowsite`` may do anything on virtual host '/'."""
+    its queues and messages. User ``flowsite`` may do anything on virtual host '/'. With ``tls``
+    (a CA file, and a PEM file holding the server's key and certificate) it also listens with TLS
+    on ``tls_port``."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, tls: tuple[str, str] | None = None) -> None:
         self.directory = directory
         self.port = free_port()
+        self.tls = tls
+        self.tls_port = free_port() if tls else None
         self.dist_port = free_port()
         self.epmd_port = free_port()
         self.name = f"flowsite{self.port}@localhost"
@@ -56,7 +60,10 @@ class RabbitMQServer:
         d.mkdir(parents=True, exist_ok=True)
         (d / "rabbitmq.conf").write_text(
             f"listeners.tcp.default = 127.0.0.1:{self.port}\nloopback_users = none\n"
-            f"default_user = {USER}\ndefault_pass = {PASSWORD}\n")
+            f"default_user = {USER}\ndefault_pass = {PASSWORD}\n"
+            + (f"listeners.ssl.default = 127.0.0.1:{self.tls_port}\nssl_options.cacertfile = {self.tls[0]}\n"
+               f"ssl_options.certfile = {self.tls[1]}\nssl_options.keyfile = {self.tls[1]}\n"
+               "ssl_options.verify = verify_peer\nssl_options.fail_if_no_peer_cert = false\n" if self.tls else ""))
         (d / "plugins").write_text("[].\n")
         log = d / "server.log"
         self.process = subprocess.Popen([RABBITMQ_SERVER], env=self.env, cwd=d, stdout=open(log, "ab"),

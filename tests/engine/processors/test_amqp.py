@@ -11,12 +11,19 @@ import pytest
 from engine.confinement import ConfinementSettings
 from engine.testing import ProcessorTestRunner
 from tests.brokers import PASSWORD, USER, RabbitMQServer
+from tests.engine.pki import Pki
 from tests.servers import free_port
 
 
 @pytest.fixture(scope="module")
-def rabbit(tmp_path_factory):
-    server = RabbitMQServer(tmp_path_factory.mktemp("rabbitmq"))
+def pki(tmp_path_factory):
+    return Pki.create(tmp_path_factory.mktemp("pki"))
+
+
+@pytest.fixture(scope="module")
+def rabbit(tmp_path_factory, pki):
+    server = RabbitMQServer(tmp_path_factory.mktemp("rabbitmq"), tls=(pki.pem_truststore("ca.pem"),
+                                                                      pki.pem_keystore(pki.server, "server.pem")))
     server.start()
     yield server
     server.close()
@@ -276,3 +283,25 @@ def test_brokers_are_tried_in_turn(tmp_path, rabbit, queue):
         assert publisher.output("success")
     ((_, body),) = drain(rabbit, queue)
     assert body == b"second broker"
+
+
+def test_tls(tmp_path, rabbit, pki, queue):
+    services = {"ssl": ("StandardSSLContextService", pki.client_service("PEM", with_key=False))}
+    tls = {"Host Name": "localhost", "Port": str(rabbit.tls_port), "Username": USER, "Password": PASSWORD,
+           "SSL Context Service": "ssl"}
+    with ProcessorTestRunner("PublishAMQP", tmp_path, {**tls, "Routing Key": queue}, services=services) as publisher:
+        publisher.enqueue(b"over tls")
+        publisher.run()
+        assert publisher.output("success"), publisher.bulletins
+    with ProcessorTestRunner("ConsumeAMQP", tmp_path, {**tls, "Queue": queue}, services=services,
+                             input=False) as consumer:
+        (received,) = run_until(consumer, 1)
+        assert consumer.content(received) == b"over tls"
+    other = Pki.create(tmp_path / "other-pki")
+    with ProcessorTestRunner("PublishAMQP", tmp_path, {**tls, "Routing Key": queue}, services={
+            "ssl": ("StandardSSLContextService", other.client_service("PEM", with_key=False))}) as untrusted:
+        untrusted.enqueue(b"x")
+        untrusted.run()
+        assert untrusted.output("failure")
+        assert any("cannot connect to the AMQP broker" in b and "CERTIFICATE_VERIFY_FAILED" in b
+                   for b in untrusted.bulletins), untrusted.bulletins
