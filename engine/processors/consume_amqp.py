@@ -112,7 +112,8 @@ class ConsumeAMQP(Processor):
     trigger_when_empty = True
     writes_attributes = (
         *(WrittenAttribute(name, description) for name, _, description in _amqp.PROPERTY_ATTRIBUTES),
-        WrittenAttribute(_amqp.HEADERS, "The message's headers, when Header Output Format writes them to one attribute"),
+        WrittenAttribute(_amqp.HEADERS,
+                         "The message's headers, when Header Output Format writes them to one attribute"),
         WrittenAttribute("<Header Key Prefix>.<key>", "Each header, when Header Output Format is FlowFile Attributes"),
         WrittenAttribute(_amqp.ROUTING_KEY, "The routing key of the message"),
         WrittenAttribute(_amqp.EXCHANGE, "The exchange the message came through"),

@@ -55,9 +55,10 @@ class ConsumeMQTT(Processor):
     A crash between the commit and the acknowledgement delivers the message twice. With QoS 2 the
     broker hands the message over at PUBREC, before the commit, so a node that dies in between
     loses it; QoS 0 messages are never sent again. Messages wait in memory (at most Max Queue
-    Size) between tasks, and across a stop and start of the processor (not of the node). The client reconnects by itself when the connection drops; connections
-    go through the tenant's network policy. Record Reader and Writer are not supported yet: a
-    flow that sets them is invalid.
+    Size) between tasks, and across a stop and start of the processor (not of the node). The
+    client reconnects by itself when the connection drops; connections go through the tenant's
+    network policy. Record Reader and Writer are not supported yet: a flow that sets them is
+    invalid.
     """
 
     nifi_type = "org.apache.nifi.processors.mqtt.ConsumeMQTT"
