@@ -305,3 +305,30 @@ def test_tls(tmp_path, rabbit, pki, queue):
         assert untrusted.output("failure")
         assert any("cannot connect to the AMQP broker" in b and "CERTIFICATE_VERIFY_FAILED" in b
                    for b in untrusted.bulletins), untrusted.bulletins
+
+
+def test_a_missing_queue_is_named_in_the_bulletin(tmp_path, rabbit):
+    with ProcessorTestRunner("ConsumeAMQP", tmp_path, broker(rabbit, Queue="no-such-queue"), input=False) as consumer:
+        consumer.run()
+        assert not consumer.output("success")
+        assert any("cannot consume from queue 'no-such-queue'" in b and "NOT_FOUND" in b
+                   for b in consumer.bulletins), consumer.bulletins
+
+
+def test_a_body_over_the_limit_is_rejected_with_a_bulletin(tmp_path, rabbit, queue):
+    publish_raw(rabbit, queue, b"x" * 100)
+    publish_raw(rabbit, queue, b"small")
+    with ProcessorTestRunner("ConsumeAMQP", tmp_path, broker(rabbit, Queue=queue, **{
+            "Max Inbound Message Body Size": "10 B"}), input=False) as consumer:
+        (received,) = run_until(consumer, 1)
+        assert consumer.content(received) == b"small"
+        assert any("rejected a message of 100 bytes" in b for b in consumer.bulletins), consumer.bulletins
+    assert rabbit.queue_counts(queue) == (0, 0)
+
+
+def test_nifi_1_property_names_load(tmp_path):
+    with ProcessorTestRunner("ConsumeAMQP", tmp_path, {"Queue": "q", "User Name": "u", "Password": "p",
+                                                       "auto.acknowledge": "true", "batch.size": "5",
+                                                       "header.format": "JSON String"}, input=False) as runner:
+        assert runner.validate() == []
+        assert runner.node.properties["Batch Size"] == "5" and runner.node.properties["Username"] == "u"

@@ -266,3 +266,14 @@ def test_tls_with_a_client_certificate(tmp_path, kind):
                        for b in untrusted.bulletins), untrusted.bulletins
     finally:
         server.stop()
+
+
+def test_nifi_1_property_names_load(tmp_path):
+    with ProcessorTestRunner("ConsumeMQTT", tmp_path, {"Broker URI": "tcp://localhost:1883", "Topic Filter": "x",
+                                                       "Max Queue Size": "10", "Session state": "false",
+                                                       "Quality of Service(QoS)": "1",
+                                                       "Keep Alive Interval (seconds)": "30"},
+                             input=False) as runner:
+        assert runner.validate() == []
+        assert runner.node.properties["Session State"] == "false"
+        assert runner.node.properties["Quality of Service"] == "1" and runner.node.properties["Keep Alive"] == "30"
