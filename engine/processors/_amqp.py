@@ -182,3 +182,12 @@ def describe(error: BaseException) -> str:
         return describe(inner)
     text = str(error).strip()
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def is_alive(connection: pika.BlockingConnection) -> bool:
+    """Whether a pooled connection still works: its pending I/O (heartbeats, closes) is handled first."""
+    try:
+        connection.process_data_events(time_limit=0)
+    except (pika.exceptions.AMQPError, OSError):
+        return False
+    return connection.is_open

@@ -180,12 +180,17 @@ class ConsumeAMQP(Processor):
     # -- consumers ------------------------------------------------------------------------
 
     def _borrow(self, context) -> _Consumer | None:
-        with self._lock:
-            while self._idle:
+        while True:
+            with self._lock:
+                if not self._idle:
+                    break
                 consumer = self._idle.popleft()
-                if consumer.is_open:
-                    return consumer
-                consumer.close()
+            if _amqp.is_alive(consumer.connection) and consumer.is_open:
+                return consumer
+            # Idle past the heartbeat timeout, or the broker restarted: its deliveries go back to
+            # the queue, and a new connection takes over without an error bulletin.
+            context.logger.info("the idle connection to AMQP broker %s was closed; reconnecting", consumer.broker)
+            consumer.close()
         try:
             connection, broker = _amqp.connect(context, context.confinement)
         except ConfinementError as error:

@@ -196,12 +196,15 @@ class PublishAMQP(Processor):
         session.transfer(flowfile, SUCCESS)
 
     def _borrow(self, context, flowfile) -> _Publisher | None:
-        with self._lock:
-            while self._idle:
+        while True:
+            with self._lock:
+                if not self._idle:
+                    break
                 publisher = self._idle.popleft()
-                if publisher.is_open:
-                    return publisher
-                publisher.close()
+            if _amqp.is_alive(publisher.connection) and publisher.is_open:
+                return publisher
+            context.logger.info("the idle connection to AMQP broker %s was closed; reconnecting", publisher.broker)
+            publisher.close()
         try:
             connection, broker = _amqp.connect(context, context.confinement)
             return _Publisher(connection, broker, self._confirms, context.logger)

@@ -198,9 +198,12 @@ def test_broker_down_publish_fails_with_a_clear_message(tmp_path):
 def test_broker_restart_consumer_reconnects_and_publisher_recovers(tmp_path, rabbit, queue):
     publish_raw(rabbit, queue, b"before")
     with ProcessorTestRunner("ConsumeAMQP", tmp_path, broker(rabbit, Queue=queue), input=False) as consumer, \
-            ProcessorTestRunner("PublishAMQP", tmp_path, broker(rabbit, **{"Routing Key": queue})) as publisher:
-        run_until(consumer, 1, stop=False)
-        assert [consumer.content(f) for f in consumer.output("success")] == [b"before"]
+            ProcessorTestRunner("PublishAMQP", tmp_path, broker(rabbit, **{"Routing Key": queue})) as publisher, \
+            ProcessorTestRunner("PublishAMQP", tmp_path, broker(rabbit, **{"Routing Key": queue})) as idle:
+        idle.enqueue(b"idle one", **{"amqp$deliveryMode": "2"})
+        idle.run(stop=False)
+        run_until(consumer, 2, stop=False)
+        assert sorted(consumer.content(f) for f in consumer.output("success")) == [b"before", b"idle one"]
         publisher.enqueue(b"first", **{"amqp$deliveryMode": "2"})  # persistent: survives the restart
         publisher.run(stop=False)
         assert len(publisher.output("success")) == 1
@@ -216,12 +219,15 @@ def test_broker_restart_consumer_reconnects_and_publisher_recovers(tmp_path, rab
             rabbit.start()
         publisher.enqueue(b"after")
         publisher.run(stop=False)
-        assert len(publisher.output("success")) == 2
-        run_until(consumer, 3, stop=False)
+        assert len(publisher.output("success")) == 2 and len(publisher.output("failure")) == 1
+        idle.enqueue(b"idle two")  # its pooled connection went stale in the restart: a new one takes over
+        idle.run(stop=False)
+        assert len(idle.output("success")) == 2 and not idle.output("failure"), idle.bulletins
+        run_until(consumer, 5, stop=False)
         contents = sorted(consumer.content(f) for f in consumer.output("success"))
-        assert contents == [b"after", b"before", b"first"]
-        consumer.stop()
-        publisher.stop()
+        assert contents == [b"after", b"before", b"first", b"idle one", b"idle two"]
+        for runner in (consumer, publisher, idle):
+            runner.stop()
 
 
 def test_a_tenant_without_the_grant_is_refused(tmp_path, rabbit, queue):
