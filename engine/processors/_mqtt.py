@@ -142,6 +142,7 @@ class Connection:
         self._connacked = threading.Event()
         self._refusal: str | None = None
         self.client: paho.Client | None = None
+        self._closing = False
         self.client_id = context.property(CLIENT_ID).evaluate().value or str(uuid.uuid4())
 
     def open(self) -> None:
@@ -185,6 +186,7 @@ class Connection:
                             context.property(LAST_WILL_RETAIN).value == "true")
         client.reconnect_delay_set(1, 8)
         client.on_connect = self._connected
+        client.on_disconnect = self._disconnected
         if self._on_message is not None:
             client.on_message = lambda client, userdata, message: self._on_message(message)
         properties = None
@@ -213,11 +215,17 @@ class Connection:
             self._on_connect(client, flags.session_present)
         self._connacked.set()
 
+    def _disconnected(self, client, userdata, flags, reason_code, properties) -> None:
+        if self.client is client and not self._closing:
+            self._context.logger.warning("lost the connection to MQTT broker %s (%s); reconnecting", self.broker,
+                                         reason_code)
+
     @property
     def is_connected(self) -> bool:
         return self.client is not None and self.client.is_connected()
 
     def close(self) -> None:
+        self._closing = True
         if self.client is not None:
             self.client.disconnect()
             self.client.loop_stop()

@@ -168,6 +168,8 @@ def test_broker_down_publish_fails_with_a_clear_message_and_consumer_reconnects(
             assert len(publisher.output("failure")) == 2
             assert any(f"cannot connect to the MQTT broker: {server.uri}" in b for b in publisher.bulletins), \
                 publisher.bulletins
+            assert any(f"lost the connection to MQTT broker {server.uri}" in b for b in consumer.bulletins), \
+                consumer.bulletins
             server.start()  # same port: the consumer's client reconnects by itself
             deadline = time.monotonic() + 40
             publisher.enqueue(b"after")
