@@ -33,7 +33,8 @@ class RabbitMQServer:
     """A RabbitMQ node of the test's own (its own epmd too); ``start`` again after ``stop`` keeps
     its queues and messages. User ``flowsite`` may do anything on virtual host '/'. With ``tls``
     (a CA file, and a PEM file holding the server's key and certificate) it also listens with TLS
-    on ``tls_port``."""
+    on ``tls_port``, where a client may also log in with its certificate (SASL EXTERNAL, the
+    certificate's common name being the user name)."""
 
     def __init__(self, directory: Path, tls: tuple[str, str] | None = None) -> None:
         self.directory = directory
@@ -63,8 +64,10 @@ class RabbitMQServer:
             f"default_user = {USER}\ndefault_pass = {PASSWORD}\n"
             + (f"listeners.ssl.default = 127.0.0.1:{self.tls_port}\nssl_options.cacertfile = {self.tls[0]}\n"
                f"ssl_options.certfile = {self.tls[1]}\nssl_options.keyfile = {self.tls[1]}\n"
-               "ssl_options.verify = verify_peer\nssl_options.fail_if_no_peer_cert = false\n" if self.tls else ""))
-        (d / "plugins").write_text("[].\n")
+               "ssl_options.verify = verify_peer\nssl_options.fail_if_no_peer_cert = false\n"
+               "auth_mechanisms.1 = PLAIN\nauth_mechanisms.2 = AMQPLAIN\nauth_mechanisms.3 = EXTERNAL\n"
+               "ssl_cert_login_from = common_name\n" if self.tls else ""))
+        (d / "plugins").write_text("[rabbitmq_auth_mechanism_ssl].\n" if self.tls else "[].\n")
         log = d / "server.log"
         self.process = subprocess.Popen([RABBITMQ_SERVER], env=self.env, cwd=d, stdout=open(log, "ab"),
                                         stderr=subprocess.STDOUT, start_new_session=True)
@@ -96,11 +99,14 @@ class RabbitMQServer:
 
         return pika.BlockingConnection(self.parameters())
 
+    def ctl(self, *args: str) -> str:
+        """rabbitmqctl against this node."""
+        return subprocess.run(["/usr/lib/rabbitmq/bin/rabbitmqctl", "-n", self.name, *args], env=self.env,
+                              capture_output=True, text=True, timeout=60, check=True).stdout
+
     def queue_counts(self, queue: str) -> tuple[int, int]:
         """(ready, unacknowledged) messages of ``queue``, as the broker counts them."""
-        out = subprocess.run(["/usr/lib/rabbitmq/bin/rabbitmqctl", "-n", self.name, "list_queues", "-q",
-                              "--no-table-headers", "name", "messages_ready", "messages_unacknowledged"],
-                             env=self.env, capture_output=True, text=True, timeout=60, check=True).stdout
+        out = self.ctl("list_queues", "-q", "--no-table-headers", "name", "messages_ready", "messages_unacknowledged")
         for line in out.splitlines():
             name, ready, unacked = line.split()
             if name == queue:

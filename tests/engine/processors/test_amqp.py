@@ -338,3 +338,18 @@ def test_nifi_1_property_names_load(tmp_path):
                                                        "header.format": "JSON String"}, input=False) as runner:
         assert runner.validate() == []
         assert runner.node.properties["Batch Size"] == "5" and runner.node.properties["Username"] == "u"
+
+
+def test_client_certificate_authentication(tmp_path, rabbit, pki, queue):
+    rabbit.ctl("add_user", "client-one", "unused-password")
+    rabbit.ctl("set_permissions", "client-one", ".*", ".*", ".*")
+    services = {"ssl": ("StandardSSLContextService", pki.client_service("PKCS12"))}
+    properties = {"Host Name": "localhost", "Port": str(rabbit.tls_port), "SSL Context Service": "ssl",
+                  "Client Certificate Authentication Enabled": "true", "Routing Key": queue}
+    with ProcessorTestRunner("PublishAMQP", tmp_path, properties, services=services) as publisher:
+        assert publisher.validate() == []
+        publisher.enqueue(b"as client-one", **{"amqp$userId": "client-one"})
+        publisher.run()
+        assert publisher.output("success"), publisher.bulletins
+    ((properties, body),) = drain(rabbit, queue)
+    assert body == b"as client-one" and properties.user_id == "client-one"  # the broker checks user_id
