@@ -118,11 +118,13 @@ def test_publish_splits_on_the_demarcator_and_retains(tmp_path, mosquitto):
     publish(mosquitto, "split", b"", retain=True)
 
 
-def test_acknowledged_only_after_commit_and_redelivered_after_rollback(tmp_path, mosquitto):
-    properties = consumer_properties(mosquitto, "ack/#", **{"Client ID": "ack-test", "Session State": "false"})
+@pytest.mark.parametrize("version", ["0", "5"])
+def test_acknowledged_only_after_commit_and_redelivered_after_rollback(tmp_path, mosquitto, version):
+    properties = consumer_properties(mosquitto, f"ack{version}/#", **{
+        "Client ID": f"ack-test-{version}", "Session State": "false", "MQTT Specification Version": version})
     with ProcessorTestRunner("ConsumeMQTT", tmp_path, properties, input=False) as consumer:
         consumer.run(stop=False)
-        publish(mosquitto, "ack/one", b"payload")
+        publish(mosquitto, f"ack{version}/one", b"payload")
         node = consumer.node
         for _ in range(100):
             session = node.new_session()
