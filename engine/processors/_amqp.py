@@ -37,6 +37,7 @@ USER_ID = "amqp$userId"
 CLUSTER_ID = "amqp$clusterId"
 ROUTING_KEY = "amqp$routingKey"
 EXCHANGE = "amqp$exchange"
+REDELIVERED = "amqp$redelivered"
 
 #: Message properties carried as attributes: (attribute, pika field, description).
 PROPERTY_ATTRIBUTES = (

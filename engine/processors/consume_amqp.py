@@ -117,6 +117,8 @@ class ConsumeAMQP(Processor):
         WrittenAttribute("<Header Key Prefix>.<key>", "Each header, when Header Output Format is FlowFile Attributes"),
         WrittenAttribute(_amqp.ROUTING_KEY, "The routing key of the message"),
         WrittenAttribute(_amqp.EXCHANGE, "The exchange the message came through"),
+        WrittenAttribute(_amqp.REDELIVERED, "true when the broker delivered the message before (to a consumer that "
+                                            "died or rolled back): it may be a duplicate (Flowsite's addition)"),
     )
     see_also = ("PublishAMQP",)
 
@@ -270,6 +272,7 @@ class ConsumeAMQP(Processor):
                 attributes[name] = str(value * 1000 if name == _amqp.TIMESTAMP else value)
         attributes[_amqp.ROUTING_KEY] = method.routing_key
         attributes[_amqp.EXCHANGE] = method.exchange
+        attributes[_amqp.REDELIVERED] = "true" if method.redelivered else "false"
         headers = properties.headers
         if headers is not None:
             if self._format == JSON_STRING.value:

@@ -86,6 +86,7 @@ def test_round_trip_keeps_properties_and_headers(tmp_path, rabbit, queue):
         assert attributes["amqp$headers"] == "{colour=blue,size=9,flag}"
         assert attributes["amqp$routingKey"] == queue
         assert attributes["amqp$exchange"] == "amq.direct"
+        assert attributes["amqp$redelivered"] == "false"
         assert [e.event_type.value for e in consumer.events()].count("RECEIVE") == 1
     assert rabbit.queue_counts(queue) == (0, 0)  # acknowledged after the commit
 
@@ -169,6 +170,7 @@ def test_a_rolled_back_session_returns_its_messages(tmp_path, rabbit, queue):
         assert not consumer.output("success")
         (received,) = run_until(consumer, 1, stop=False)
         assert consumer.content(received) == b"again"
+        assert received.attributes["amqp$redelivered"] == "true"
         consumer.stop()
     assert rabbit.queue_counts(queue) == (0, 0)
 
