@@ -59,6 +59,8 @@ REMOVE_CURLY_BRACES = PropertyDescriptor(
     "Remove Curly Braces", description="True: 'amqp$headers' is not wrapped in curly braces.", default="False",
     allowed_values=["True", "False"], depends_on=[PropertyDependency(HEADER_FORMAT.name, (COMMA_SEPARATED.value,))])
 
+_WAIT = 0.05  # seconds
+
 SUCCESS = Relationship("success", "All FlowFiles that are received from the AMQP queue are routed to this relationship")
 
 
@@ -153,6 +155,10 @@ class ConsumeAMQP(Processor):
             return
         try:
             consumer.connection.process_data_events(time_limit=0)
+            if not consumer.pending:
+                # One poll reads one chunk (128 KB) of the socket: give a large message, or one on its
+                # way, a moment to arrive whole (pika returns as soon as a delivery is complete).
+                consumer.connection.process_data_events(time_limit=_WAIT)
             taken = []
             while consumer.pending and len(taken) < self._batch:
                 taken.append(consumer.pending.popleft())
@@ -167,17 +173,18 @@ class ConsumeAMQP(Processor):
                 self._give_back(consumer)
                 context.yield_processor()
             return
+        consumer.last_tag = taken[-1][0].delivery_tag
+        if id(session) not in self._sessions:
+            # Registered before anything can fail: a failure rolls the session back, which requeues.
+            key = id(session)
+            self._sessions[key] = consumer
+            session.on_commit(lambda: self._acknowledge(context, self._sessions.pop(key)))
+            session.on_rollback(lambda: self._requeue(self._sessions.pop(key)))
         for method, properties, body in self._reject_oversized(context, consumer, taken):
             flowfile = session.write_bytes(session.create(), body)
             flowfile = session.put_all_attributes(flowfile, self._attributes(method, properties))
             session.provenance.receive(flowfile, f"amqp://{consumer.broker}/{self._queue}")
             session.transfer(flowfile, SUCCESS)
-        consumer.last_tag = taken[-1][0].delivery_tag
-        if id(session) not in self._sessions:
-            key = id(session)
-            self._sessions[key] = consumer
-            session.on_commit(lambda: self._acknowledge(context, self._sessions.pop(key)))
-            session.on_rollback(lambda: self._requeue(self._sessions.pop(key)))
 
     # -- consumers ------------------------------------------------------------------------
 
@@ -259,7 +266,10 @@ class ConsumeAMQP(Processor):
                                  "(%d bytes)", len(body), self._queue, method.delivery_tag,
                                  _amqp.MAX_INBOUND_BODY_SIZE.name, self._max_body)
             if not self._auto_ack:
-                consumer.channel.basic_reject(delivery_tag=method.delivery_tag, requeue=False)
+                try:
+                    consumer.channel.basic_reject(delivery_tag=method.delivery_tag, requeue=False)
+                except (pika.exceptions.AMQPError, OSError):
+                    consumer.close()  # it goes back to the queue, and is refused again at its next delivery
         return accepted
 
     # -- attributes -----------------------------------------------------------------------

@@ -12,6 +12,7 @@ from engine.confinement import ConfinementSettings
 from engine.testing import ProcessorTestRunner
 from tests.brokers import PASSWORD, USER, RabbitMQServer
 from tests.engine.pki import Pki
+from tests.engine.tmpfs import mounted_tmpfs
 from tests.servers import free_port
 
 
@@ -355,3 +356,26 @@ def test_client_certificate_authentication(tmp_path, rabbit, pki, queue):
         assert publisher.output("success"), publisher.bulletins
     ((properties, body),) = drain(rabbit, queue)
     assert body == b"as client-one" and properties.user_id == "client-one"  # the broker checks user_id
+
+
+def test_a_full_disk_rolls_back_and_the_broker_keeps_the_message(tmp_path, rabbit, queue):
+    publish_raw(rabbit, queue, b"x" * (6 << 20))
+    with mounted_tmpfs(tmp_path / "small-disk", "4m") as disk:
+        with ProcessorTestRunner("ConsumeAMQP", disk, broker(rabbit, Queue=queue), input=False) as consumer:
+            for _ in range(20):
+                consumer.run(stop=False)
+                if consumer.bulletins:
+                    break
+                time.sleep(0.1)
+            consumer.stop()
+            assert not consumer.output("success")
+            assert any("No space left on device" in b for b in consumer.bulletins), consumer.bulletins
+    assert rabbit.queue_counts(queue) == (1, 0)  # requeued on the rollback, nothing acknowledged
+
+
+def test_a_large_message_arrives_within_a_few_tasks(tmp_path, rabbit, queue):
+    body = bytes(range(256)) * (32 << 10)  # 8 MB: 64 frames of 128 KB
+    publish_raw(rabbit, queue, body)
+    with ProcessorTestRunner("ConsumeAMQP", tmp_path, broker(rabbit, Queue=queue), input=False) as consumer:
+        (received,) = run_until(consumer, 1, tasks=10)
+        assert consumer.content(received) == body
