@@ -46,6 +46,7 @@ def kill_and_restart(tmp_path, make_consumer, relationship, publish_all, deliver
     node = NodeProcess(tmp_path / "node.log", "--flow", str(flow_file), "--data-dir", str(data_dir))
     try:
         node.wait_for(r"consuming from queue|subscribed to")
+        time.sleep(1)  # the first task is over: the next one is 10 minutes away
         publish_all()
         delivered()
         assert contents(outputs) == []
