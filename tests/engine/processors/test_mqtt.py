@@ -13,6 +13,7 @@ from engine.confinement import ConfinementSettings
 from engine.testing import ProcessorTestRunner
 from tests.brokers import MosquittoServer
 from tests.engine.pki import Pki
+from tests.engine.tmpfs import mounted_tmpfs
 from tests.servers import free_port
 
 SSL_SERVICE = "StandardSSLContextService"
@@ -281,3 +282,25 @@ def test_nifi_1_property_names_load(tmp_path):
         assert runner.validate() == []
         assert runner.node.properties["Session State"] == "false"
         assert runner.node.properties["Quality of Service"] == "1" and runner.node.properties["Keep Alive"] == "30"
+
+
+def test_a_full_disk_rolls_back_and_the_message_comes_again(tmp_path, mosquitto):
+    properties = consumer_properties(mosquitto, "disk/#", **{"Client ID": "disk-test", "Session State": "false"})
+    body = b"y" * (6 << 20)
+    with mounted_tmpfs(tmp_path / "small-disk", "4m") as disk:
+        with ProcessorTestRunner("ConsumeMQTT", disk, properties, input=False) as consumer:
+            consumer.run(stop=False)
+            publish(mosquitto, "disk/big", body)
+            outcomes = []
+            for _ in range(50):
+                outcomes += consumer.run(stop=False)
+                if consumer.bulletins:
+                    break
+                time.sleep(0.1)
+            consumer.stop()
+            assert not consumer.output("Message")
+            assert any("No space left on device" in b for b in consumer.bulletins), (outcomes, consumer.bulletins)
+    with ProcessorTestRunner("ConsumeMQTT", tmp_path, properties, input=False) as again:
+        (message,) = run_until(again, 1)
+        again.stop()
+        assert again.content(message) == body and message.attributes["mqtt.isDuplicate"] == "true"
