@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import shutil
 import socket
 import subprocess
 import time
@@ -13,6 +14,7 @@ from pathlib import Path
 from tests.servers import free_port
 
 RABBITMQ_SERVER = "/usr/lib/rabbitmq/bin/rabbitmq-server"  # the /usr/sbin wrapper switches to user rabbitmq
+MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"  # /usr/sbin is not on every user's PATH
 USER, PASSWORD = "flowsite", "secret-pw"
 
 
@@ -157,7 +159,7 @@ class MosquittoServer:
             + (f"listener {self.tls_port} 127.0.0.1\ncafile {self.tls[0]}\ncertfile {self.tls[1]}\n"
                f"keyfile {self.tls[1]}\nrequire_certificate true\n" if self.tls else ""))
         log = d / "mosquitto.log"
-        self.process = subprocess.Popen(["mosquitto", "-c", str(d / "mosquitto.conf")], stdout=open(log, "ab"),
+        self.process = subprocess.Popen([MOSQUITTO, "-c", str(d / "mosquitto.conf")], stdout=open(log, "ab"),
                                         stderr=subprocess.STDOUT)
         _wait_for_port(self.port, self.process, "mosquitto", log, 10)
 
