@@ -23,7 +23,12 @@ RUN mkdir -p /usr/share/man/man1 \
 
 WORKDIR /app
 COPY requirements.txt .
-RUN pip install -r requirements.txt
+# twofish (pyjks's, for Java keystores) is published only as source: a C compiler builds it, then goes.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends gcc libc6-dev \
+    && pip install -r requirements.txt \
+    && apt-get purge -y --auto-remove gcc libc6-dev \
+    && rm -rf /var/lib/apt/lists/*
 
 COPY . .
 COPY --from=browser-libraries /app/node_modules ./node_modules
