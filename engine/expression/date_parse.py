@@ -67,6 +67,10 @@ class Parser:
         self.pattern = pattern
         self._fields: dict[str, Field] = {}
         self._regex = re.compile(self._build(tokens), re.IGNORECASE)
+        # Plain numbers go straight to their key, skipping the general reader.
+        self._plain = {group: "month" if field.letter in "ML" else {"k": "H", "K": "h"}.get(field.letter, field.letter)
+                       for group, field in self._fields.items()
+                       if field.letter in "dHmsDwWFgnANhKk" or field.letter in "ML" and field.count <= 2}
 
     def _build(self, tokens: list) -> str:
         parts = []
@@ -92,8 +96,13 @@ class Parser:
         if match is None:
             raise ValueError(f"{text!r} does not match date pattern {self.pattern!r}")
         values: dict[str, object] = {}
+        plain = self._plain
         for group, value in match.groupdict().items():
             if value is None:
+                continue
+            key = plain.get(group)
+            if key is not None:
+                values[key] = int(value)
                 continue
             field = self._fields[group]
             try:
@@ -124,8 +133,6 @@ class Parser:
                 values["weekday"] = next(i for i, d in enumerate(names.DAYS) if d.casefold().startswith(folded))
         elif letter in "ec":
             values["weekday"] = (int(value) + 5) % 7  # Sunday 1 → Monday 0
-        elif letter in "ML":
-            values["month"] = int(value)
         elif letter in "Qq":
             values["quarter"] = int(value)
         elif letter == "G":

@@ -207,6 +207,17 @@ def _writer(token: Field | str) -> Callable[[datetime, int], str]:
     if letter in "yu" and count != 2:
         spec = f"0{count}d"
         return lambda dt, nanos: format(dt.year, spec)
+    if letter in "EML" and count <= 4:
+        texts = [names.text(name, max(count, 3)) for name in (names.DAYS if letter == "E" else names.MONTHS)]
+        if letter == "E":
+            return lambda dt, nanos: texts[dt.weekday()]
+        return lambda dt, nanos: texts[dt.month - 1]
+    if letter == "S":
+        return lambda dt, nanos: f"{nanos:09d}"[:count]
+    if letter == "a":
+        return lambda dt, nanos: "AM" if dt.hour < 12 else "PM"
+    if letter == "z":
+        return lambda dt, nanos: "UTC" if dt.tzinfo is UTC and count < 4 else names.zone_name(dt, count, False)
     return lambda dt, nanos: format_field(letter, count, dt, nanos)
 
 
