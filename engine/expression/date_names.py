@@ -42,6 +42,24 @@ def day_period(hour: int, minute: int, count: int) -> str:
 
 
 DAY_PERIODS = ("midnight", "noon", "mi", "n", "in the morning", "in the afternoon", "in the evening", "at night")
+# Each day period's minutes of the day, from (inclusive) to (exclusive); midnight and noon are single minutes.
+PERIOD_MINUTES = {"midnight": (0, 0), "mi": (0, 0), "noon": (720, 720), "n": (720, 720),
+                  "in the morning": (360, 720), "in the afternoon": (720, 1080), "in the evening": (1080, 1260),
+                  "at night": (1260, 360)}
+
+
+def period_includes(period: str, minute_of_day: int) -> bool:
+    """Whether a minute of the day falls in a day period (night wraps past midnight)."""
+    start, end = PERIOD_MINUTES[period]
+    if start == end:
+        return minute_of_day == start
+    return start <= minute_of_day < end if start < end else minute_of_day >= start or minute_of_day < end
+
+
+def period_middle(period: str) -> int:
+    """The minute of the day a day period alone stands for: its middle (09:00 in the morning, 01:30 at night)."""
+    start, end = PERIOD_MINUTES[period]
+    return (start + ((end - start) % 1440) // 2) % 1440
 
 
 def offset_seconds(dt: datetime) -> int:

@@ -141,7 +141,7 @@ class Parser:
         elif letter == "a":
             values["pm"] = value.upper() == "PM"
         elif letter == "B":
-            pass  # the hour fields carry the time; a day period alone does not fix one
+            values["period"] = value.lower()
         elif letter in "XxZO":
             values["offset"] = names.parse_offset(value)
         elif letter in "Vzv":
@@ -191,9 +191,16 @@ class Parser:
             seconds, nanos = divmod(total, 1_000_000_000)  # type: ignore[operator]
             hour, rest = divmod(seconds, 3600)
             return hour, rest // 60, rest % 60, nanos
+        period = get("period")
+        minute = get("m", 0)
+        if period is not None and "H" not in values and "h" not in values:
+            hour, minute = divmod(names.period_middle(period), 60)  # type: ignore[arg-type]
+            return hour, minute, get("s", 0), nanos  # type: ignore[return-value]
         hour = get("H", 0) % 24  # type: ignore[operator]
         if "h" in values:
             hour = values["h"] % 12 + (12 if get("pm") else 0)  # type: ignore[operator]
+            if period is not None and "pm" not in values and not names.period_includes(period, hour * 60 + minute):
+                hour += 12  # the day period tells the half of the day (3 in the afternoon is 15:00)
         elif get("pm") and hour < 12:
             hour += 12
-        return hour, get("m", 0), get("s", 0), nanos  # type: ignore[return-value]
+        return hour, minute, get("s", 0), nanos  # type: ignore[return-value]

@@ -129,6 +129,11 @@ def test_zone_letters_format_as_java(moment, pattern, zone, expected):
     ("1970-01-01 3723004", "yyyy-MM-dd A", "1970-01-01T01:02:03.004Z"),
     ("1970-01-01 3723000000005", "yyyy-MM-dd N", "1970-01-01T01:02:03.000000005Z"),
     ("2024-03-05 10:00:00.123456789", "yyyy-MM-dd HH:mm:ss.SSSSSSSSS", "2024-03-05T10:00:00.123456789Z"),
+    ("2024-03-05 3 in the afternoon", "yyyy-MM-dd h B", "2024-03-05T15:00:00Z"),
+    ("2024-03-05 9:30 in the morning", "yyyy-MM-dd h:mm B", "2024-03-05T09:30:00Z"),
+    ("2024-03-05 11 at night", "yyyy-MM-dd h B", "2024-03-05T23:00:00Z"),
+    ("2024-03-05 in the morning", "yyyy-MM-dd B", "2024-03-05T09:00:00Z"),  # the middle of the period
+    ("2024-03-05 noon", "yyyy-MM-dd B", "2024-03-05T12:00:00Z"),
     ("2024-03-05", "yyyy-MM-dd[ HH:mm]", "2024-03-05T00:00:00Z"),
     ("2024-03-05 10:15", "yyyy-MM-dd[ HH:mm]", "2024-03-05T10:15:00Z"),
     ("2024-03-05T10:15:30", "yyyy-MM-dd['T'HH:mm[:ss]]", "2024-03-05T10:15:30Z"),
