@@ -22,6 +22,7 @@ _MAX_COUNT = {"G": 5, "u": 19, "y": 19, "Y": 19, "Q": 5, "q": 5, "M": 5, "L": 5,
               "F": 1, "g": 19, "E": 5, "e": 5, "c": 5, "a": 1, "B": 5, "h": 2, "K": 2, "k": 2, "H": 2, "m": 2,
               "s": 2, "S": 9, "A": 19, "n": 19, "N": 19, "V": 2, "v": 4, "z": 4, "O": 4, "X": 5, "x": 5, "Z": 5}
 _RESERVED = "#{}"
+_GMT = ZoneInfo("GMT")
 
 
 class Field:
@@ -38,9 +39,12 @@ class Section(list):
 
 
 def resolve_zone(name: str) -> tzinfo:
-    """Return the time zone named ``name`` (``UTC``, ``GMT``, ``Z`` or an IANA name such as ``Europe/Paris``)."""
-    if name.upper() in ("UTC", "GMT", "Z"):
+    """Return the time zone named ``name`` (``UTC``, ``GMT``, ``Z`` or an IANA name such as ``Europe/Paris``);
+    ``GMT`` keeps its name so that ``z`` prints ``GMT`` as Java does."""
+    if name.upper() in ("UTC", "Z"):
         return UTC
+    if name.upper() == "GMT":
+        return _GMT
     try:
         return ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):

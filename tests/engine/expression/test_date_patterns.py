@@ -87,6 +87,9 @@ def test_pattern_letters_format_as_java(moment, pattern, expected):
     ("2024-07-15 20:00:00.000", "z zzzz", "Europe/Paris", "CEST Central European Summer Time"),
     ("2024-01-15 20:00:00.000", "z zzzz vvvv", "Asia/Tokyo", "JST Japan Standard Time Japan Time"),
     ("2024-01-15 20:00:00.000", "z zzzz VV", "UTC", "UTC Coordinated Universal Time UTC"),
+    ("2024-07-15 20:00:00.000", "z zzzz VV", "GMT", "GMT Greenwich Mean Time GMT"),
+    ("2024-07-15 20:00:00.000", "z zzzz", "Europe/London", "BST British Summer Time"),
+    ("2024-01-15 20:00:00.000", "z zzzz", "Europe/London", "GMT Greenwich Mean Time"),
     # O localized offset: GMT+8; GMT+08:00 (GMT for zero; minutes only when not zero in the short form)
     ("2024-01-15 20:00:00.000", "O OOOO", "Asia/Shanghai", "GMT+8 GMT+08:00"),
     ("2024-01-15 20:00:00.000", "O OOOO", "Asia/Kolkata", "GMT+5:30 GMT+05:30"),
