@@ -62,6 +62,7 @@ class Function:
     reducer: bool = False  # join and count: over a multi-attribute subject they end the expression
     scoped: bool = False  # the implementation takes the Scope after the subject
     standalone: Callable[..., Value] | None = None  # the implementation when used without a subject
+    lenient_arguments: bool = False  # an expression argument that does not convert arrives as its ValueError
 
     @property
     def arity(self) -> str:
@@ -347,7 +348,8 @@ _LIBRARY = [
     # Dates and instants.
     Function("toDate", _to_date, A, D, optional=(P, Z)),
     Function("format", _format, D, S, params=(P,), optional=(Z,)),
-    Function("isValidDate", instants.is_valid_date, S, B, params=(P,), optional=(Z,), on_null=False),
+    Function("isValidDate", instants.is_valid_date, S, B, params=(P,), optional=(Z,), on_null=False,
+             lenient_arguments=True),
     Function("plusDuration", instants.plus_duration, D, D, params=(Type.AMOUNT,), optional=(Z,)),
     Function("minusDuration", instants.minus_duration, D, D, params=(Type.AMOUNT,), optional=(Z,)),
     Function("toInstant", instants.to_instant_function, A, I, params=(P, Z)),

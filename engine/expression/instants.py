@@ -211,8 +211,9 @@ def is_valid_instant(subject: str | None) -> bool:
 
 
 def is_valid_date(subject: str | None, pattern: DatePattern, zone: tzinfo = UTC) -> bool:
-    """``isValidDate(format[, zone])``: whether the String is a real date (and wall time in ``zone``) in the pattern."""
-    if subject is None:
+    """``isValidDate(format[, zone])``: whether the String is a real date (and wall time in ``zone``) in the pattern;
+    false, as in NiFi, when a pattern or zone given by an expression is invalid (it arrives as its ValueError)."""
+    if subject is None or not isinstance(pattern, DatePattern) or not isinstance(zone, tzinfo):
         return False
     try:
         dt = pattern.parse(subject.strip(), zone)

@@ -89,16 +89,18 @@ class Const(Node):
 
 
 class Coerce(Node):
-    """An embedded-expression argument, converted to its parameter's type each time it is evaluated."""
+    """An embedded-expression argument, converted to its parameter's type each time it is evaluated; when
+    ``lenient``, a value that does not convert reaches the function as the ValueError (isValidDate's pattern)."""
 
-    __slots__ = ("inner", "required", "label")
+    __slots__ = ("inner", "required", "label", "lenient")
 
-    def __init__(self, inner: Node, required: Type, label: str, position: int) -> None:
-        self.inner, self.required, self.label = inner, required, label
+    def __init__(self, inner: Node, required: Type, label: str, position: int, lenient: bool = False) -> None:
+        self.inner, self.required, self.label, self.lenient = inner, required, label, lenient
         self.position, self.type = position, required
 
     def build(self) -> Runner:
         inner, required, label, position = self.inner.build(), self.required, self.label, self.position
+        lenient = self.lenient
         if _converter(self.inner.type, required, nullable=True) is None:
             return inner
 
@@ -106,6 +108,8 @@ class Coerce(Node):
             try:
                 return coerce(inner(scope), required)  # type: ignore[return-value]
             except ValueError as exc:
+                if lenient:
+                    return exc  # type: ignore[return-value]
                 raise ExpressionError(f"{label}: {exc}", position) from None
         return convert
 

@@ -324,7 +324,7 @@ class _Parser:
                 raise ExpressionError(f"{label} must be a {required.value} but the expression gives a "
                                       f"{arg.type.value}", arg_position)
             else:
-                checked.append(Coerce(arg, required, label, arg_position))
+                checked.append(Coerce(arg, required, label, arg_position, function.lenient_arguments))
         if function.scoped:
             checked.insert(0, _ScopeArgument(position))
         return Call(function, subject, checked, position)

@@ -87,7 +87,7 @@ def test_variables_are_consulted_after_attributes():
     ("${filename:plus(true)}", 16, "cannot convert true to a number"),
     ("${filename:plus(${a:isEmpty()})}", 16, "argument 1 of 'plus' must be a Number"),
     ("${filename:matches('(')}", 19, "invalid regular expression"),
-    ("${filename:format('yyyy-QQ')}", 18, "unsupported letter 'Q'"),
+    ("${filename:format('yyyy-bb')}", 18, "unsupported letter 'b'"),
     ("${filename:format('yyyy', 'Mars/Base')}", 26, "unknown time zone"),
     ("${filename toUpper()}", 11, "expected ':' or '}'"),
     ("${filename:}", 11, "expected a function name"),
