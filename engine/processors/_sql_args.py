@@ -236,10 +236,9 @@ def _parse(value: str, pattern: str, time_only: bool = False) -> dt.datetime:
         if len(digits) != translated.fraction or not digits.isdigit():
             raise ValueError(f"expected {translated.fraction} digits of fractional seconds")
         fraction = int(digits.ljust(6, "0")[:6])
-    base = _EPOCH if time_only else dt.datetime(1900, 1, 1)
     parsed = dt.datetime.strptime(text, translated.strftime)
     if time_only:
-        parsed = dt.datetime.combine(base.date(), parsed.time())
+        parsed = dt.datetime.combine(_EPOCH.date(), parsed.time())
     return parsed.replace(microsecond=fraction, tzinfo=None)
 
 
