@@ -75,12 +75,7 @@ def _processor(cls) -> list[str]:
     lines += [" ".join(facts), ""]
     if cls.properties:
         lines += ["**Properties** (required ones in bold)", "", *_property_rows(cls.properties), ""]
-    if cls.dynamic_properties is not None:
-        spec = cls.dynamic_properties
-        scope = f" Expression Language: {_SCOPES[spec.expression_language]}." \
-            if spec.expression_language is not ExpressionScope.NONE else ""
-        lines += ["**User-added properties**: name = " + _cell(spec.name) + ", value = " + _cell(spec.value) +
-                  ". " + _cell(spec.description) + scope, ""]
+    lines += _dynamic_properties(cls)
     if cls.relationships:
         lines += ["**Relationships**" + (" (more follow from the configuration)" if cls.dynamic_relationships else ""),
                   "", "| Relationship | Description |", "|---|---|"]
@@ -106,9 +101,22 @@ def _service(cls) -> list[str]:
     lines += [" · ".join(header), "", _description(cls), ""]
     if cls.properties:
         lines += ["**Properties** (required ones in bold)", "", *_property_rows(cls.properties), ""]
+    lines += _dynamic_properties(cls)
     if cls.see_also:
         lines += ["**See also**: " + ", ".join(cls.see_also), ""]
     return lines
+
+
+def _dynamic_properties(cls) -> list[str]:
+    spec = cls.dynamic_properties
+    if spec is None:
+        return []
+    scope = f" Expression Language: {_SCOPES[spec.expression_language]}." \
+        if spec.expression_language is not ExpressionScope.NONE else ""
+    sensitive = f" Names starting with {spec.sensitive_prefix} are sensitive (no Expression Language)." \
+        if spec.sensitive_prefix else ""
+    return ["**User-added properties**: name = " + _cell(spec.name) + ", value = " + _cell(spec.value) +
+            ". " + _cell(spec.description) + scope + sensitive, ""]
 
 
 def render_components(registry: ComponentRegistry) -> str:

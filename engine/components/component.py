@@ -3,14 +3,28 @@ properties, and the way former NiFi names are read."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Iterable, Mapping, Sequence
 
-from engine.components.properties import PropertyDescriptor
+from engine.components.properties import ExpressionScope, PropertyDescriptor
 
 if TYPE_CHECKING:
     from engine.components.context import ConfigurationContext
 
-__all__ = ["ConfigurableComponent"]
+__all__ = ["ConfigurableComponent", "DynamicProperties"]
+
+
+@dataclass(frozen=True)
+class DynamicProperties:
+    """What user-added properties mean for a component that accepts them (for its documentation
+    and for the descriptors they get). With ``sensitive_prefix``, a property whose name starts
+    with it is sensitive and takes no Expression Language (NiFi's ``SENSITIVE.`` properties)."""
+
+    name: str
+    value: str
+    description: str
+    expression_language: ExpressionScope = ExpressionScope.NONE
+    sensitive_prefix: str | None = None
 
 
 class ConfigurableComponent:
@@ -35,6 +49,8 @@ class ConfigurableComponent:
     #: ``write-filesystem``, ``execute-code``, ...; ``engine.flow.loader.CAPABILITIES``).
     restricted: ClassVar[tuple[str, ...]] = ()
     see_also: ClassVar[tuple[str, ...]] = ()
+    #: What user-added properties mean; None when the type takes none.
+    dynamic_properties: ClassVar[DynamicProperties | None] = None
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -62,7 +78,22 @@ class ConfigurableComponent:
     @classmethod
     def dynamic_property_descriptor(cls, name: str) -> PropertyDescriptor | None:
         """The descriptor of a user-added property ``name``; None when the type takes none."""
-        return None
+        spec = cls.dynamic_properties
+        if spec is None:
+            return None
+        if spec.sensitive_prefix and name.startswith(spec.sensitive_prefix):
+            return PropertyDescriptor(name, description=spec.description, dynamic=True, sensitive=True)
+        return PropertyDescriptor(name, description=spec.description, dynamic=True,
+                                  expression_language=spec.expression_language)
+
+    @classmethod
+    def is_sensitive(cls, name: str) -> bool:
+        """True when property ``name`` (declared or user-added) holds a secret."""
+        for descriptor in cls.properties:
+            if descriptor.name == name:
+                return descriptor.sensitive
+        dynamic = cls.dynamic_property_descriptor(name)
+        return dynamic is not None and dynamic.sensitive
 
     def validate(self, context: ConfigurationContext) -> Iterable[str]:
         """Problems the property validators cannot see (combinations of properties)."""

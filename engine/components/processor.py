@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, ClassVar, Mapping, Sequence
 
-from engine.components.component import ConfigurableComponent
-from engine.components.properties import ExpressionScope, PropertyDescriptor
+from engine.components.component import ConfigurableComponent, DynamicProperties
+from engine.components.properties import PropertyDescriptor
 from engine.components.relationships import Relationship
 
 if TYPE_CHECKING:
@@ -52,17 +52,6 @@ class InputRequirement(str, Enum):
 
 
 @dataclass(frozen=True)
-class DynamicProperties:
-    """What user-added properties mean for a processor that accepts them (for its documentation
-    and for the descriptors they get)."""
-
-    name: str
-    value: str
-    description: str
-    expression_language: ExpressionScope = ExpressionScope.NONE
-
-
-@dataclass(frozen=True)
 class WrittenAttribute:
     """An attribute a processor reads or writes (documentation)."""
 
@@ -76,7 +65,6 @@ class Processor(ConfigurableComponent):
 
     abstract: ClassVar[bool] = True
     relationships: ClassVar[Sequence[Relationship]] = ()
-    dynamic_properties: ClassVar[DynamicProperties | None] = None
     #: True when the relationships depend on the configuration (see ``relationships_for``).
     dynamic_relationships: ClassVar[bool] = False
     input_requirement: ClassVar[InputRequirement] = InputRequirement.ALLOWED
@@ -89,15 +77,6 @@ class Processor(ConfigurableComponent):
     writes_attributes: ClassVar[Sequence[WrittenAttribute]] = ()
     #: How the processor uses component state (documentation); empty when it keeps none.
     stateful: ClassVar[str] = ""
-
-    @classmethod
-    def dynamic_property_descriptor(cls, name: str) -> PropertyDescriptor | None:
-        """The descriptor of a user-added property ``name``, or None when the processor takes none."""
-        spec = cls.dynamic_properties
-        if spec is None:
-            return None
-        return PropertyDescriptor(name, description=spec.description, dynamic=True,
-                                  expression_language=spec.expression_language)
 
     @classmethod
     def relationships_for(cls, properties: Mapping[str, str | None]) -> list[Relationship]:

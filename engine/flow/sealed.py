@@ -52,7 +52,7 @@ def is_sensitive_property(component: dict[str, Any], kind: str, name: str) -> bo
     except (UnknownComponentTypeError, KeyError):
         descriptor = (component.get("propertyDescriptors") or {}).get(name)
         return isinstance(descriptor, dict) and bool(descriptor.get("sensitive"))
-    return any(descriptor.name == name and descriptor.sensitive for descriptor in cls.properties)
+    return cls.is_sensitive(name)
 
 
 def _configurables(group: dict[str, Any], scope: str = "",

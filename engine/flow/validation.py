@@ -122,9 +122,9 @@ def resolved_properties(
     problems = []
     context = group.parameter_context_name
     configured = component_type.migrate_properties(config.properties) if component_type else config.properties
-    sensitive = {d.name for d in component_type.properties if d.sensitive} if component_type else None
     for name, value in configured.items():
-        mismatch = _sensitivity_mismatch(name in sensitive, value, context, resolver) if sensitive is not None else None
+        mismatch = _sensitivity_mismatch(component_type.is_sensitive(name), value, context, resolver) \
+            if component_type else None
         if mismatch:
             problems.append((name, mismatch))
             properties[name] = None

@@ -10,6 +10,7 @@ import fastavro
 
 from engine.components import (
     AllowableValue,
+    DynamicProperties,
     ExpressionScope,
     InputRequirement,
     ProcessException,
@@ -19,7 +20,7 @@ from engine.components import (
     WrittenAttribute,
 )
 from engine.components import validators as v
-from engine.processors import _sql
+from engine.processors import _sql, _sql_args
 from engine.processors._sql import (
     AUTO_COMMIT,
     DBCP_SERVICE,
@@ -91,8 +92,16 @@ class ExecuteSQL(Processor):
     the processor yields, so nothing is lost and it is tried again (once Output Batch Size has
     sent part of the results on, a FlowFile with the incoming one's attributes goes to failure
     instead, as in NiFi). Fetch Size reads a SELECT
-    through a server-side cursor that many rows at a time. Dynamic properties (NiFi's
-    ``sql.args`` parameters) are not supported.
+    through a server-side cursor that many rows at a time.
+
+    A query may have ``?`` placeholders (``??`` is a literal question mark, the jsonb operator),
+    bound in order to ``sql.args.1.value``, ``sql.args.2.value``, ... of the types
+    ``sql.args.N.type`` (JDBC type numbers) and, for binary, date, time and timestamp values, the
+    formats ``sql.args.N.format``, read as NiFi reads them; they come from user-added properties
+    and, overriding those, from the incoming FlowFile's attributes. Dates, times and timestamps
+    are read as on a NiFi node whose time zone is UTC. An argument of the wrong form, an unknown
+    type, a gap in the numbering or a placeholder count that does not match routes the FlowFile
+    to failure saying which.
     """
 
     nifi_type = "org.apache.nifi.processors.standard.ExecuteSQL"
@@ -101,6 +110,11 @@ class ExecuteSQL(Processor):
                   USE_LOGICAL_TYPES, COMPRESSION_FORMAT, DEFAULT_PRECISION, DEFAULT_SCALE, MAX_ROWS_PER_FLOW_FILE,
                   OUTPUT_BATCH_SIZE, FETCH_SIZE, AUTO_COMMIT, CONTENT_OUTPUT_STRATEGY)
     relationships = (SUCCESS, FAILURE)
+    dynamic_properties = DynamicProperties(
+        "sql.args.N.type, sql.args.N.value or sql.args.N.format", "the parameter's JDBC type number, value or "
+        "format", "Parameters of the query's ? placeholders, as the same-named FlowFile attributes give them "
+        "(which win over these): the JDBC type as a number (4 INTEGER, 12 VARCHAR, 93 TIMESTAMP, ...), the value, "
+        "and for binary values ascii, hex or base64, for dates and times a Java pattern or a named ISO format.")
     input_requirement = InputRequirement.ALLOWED
     migrated_properties = {"sql-pre-query": "SQL Pre-Query", "SQL select query": "SQL Query",
                            "sql-post-query": "SQL Post-Query", "esql-output-batch-size": "Output Batch Size",
@@ -124,6 +138,17 @@ class ExecuteSQL(Processor):
         WrittenAttribute("fragment.index", "With Max Rows Per FlowFile: the FlowFile's position in its result set."),
         WrittenAttribute(INPUT_UUID, "The uuid of the incoming FlowFile that held or triggered the query."),
         WrittenAttribute("mime.type", "application/avro-binary when the query produced no result set."))
+    reads_attributes = (
+        WrittenAttribute("sql.args.N.type", "The JDBC type number of the query's Nth ? parameter: -7 BIT, "
+                         "16 BOOLEAN, -6 TINYINT, 5 SMALLINT, 4 INTEGER, -5 BIGINT, 7 REAL, 6 FLOAT, 8 DOUBLE, "
+                         "2 NUMERIC, 3 DECIMAL, 1 CHAR, 12 VARCHAR, -1 LONGVARCHAR, -16 LONGNVARCHAR, 2005 CLOB, "
+                         "2011 NCLOB, 1111 OTHER (text the database converts), 91 DATE, 92 TIME, 93 TIMESTAMP, "
+                         "-2 BINARY, -3 VARBINARY, -4 LONGVARBINARY."),
+        WrittenAttribute("sql.args.N.value", "The value of the Nth parameter; absent: NULL."),
+        WrittenAttribute("sql.args.N.format", "Optional. Binary values: ascii (the default), hex or base64. Dates, "
+                         "times and timestamps: a Java DateTimeFormatter pattern or a named format (ISO_LOCAL_DATE, "
+                         "ISO_OFFSET_DATE_TIME, ...); without one a date is yyyy-MM-dd, a time HH:mm:ss.SSS, a "
+                         "timestamp yyyy-MM-dd HH:mm:ss.SSS, or any of them milliseconds since the epoch."))
     see_also = ("QueryDatabaseTable", "PutDatabaseRecord", "DBCPConnectionPool")
 
     def validate(self, context):
@@ -160,13 +185,19 @@ class ExecuteSQL(Processor):
         run = _Run(self, context, session, incoming, options, value(OUTPUT_BATCH_SIZE).as_int())
         statement = query
         try:
+            arguments = {name: prop.value for name, prop in context.dynamic_properties.items()}
+            if incoming is not None:
+                arguments.update(incoming.attributes)
+            parameters = _sql_args.sql_arguments(arguments)
+            if parameters is not None:
+                query = _sql_args.bind_placeholders(query, len(parameters))
             with self._service.connection() as conn:
                 try:
                     _sql.set_statement_timeout(conn, value(QUERY_TIMEOUT).as_duration())
                     for statement in _sql.split_queries(value(SQL_PRE_QUERY).value):
                         conn.execute(statement)
                     statement = query
-                    run.execute(conn, query, value(FETCH_SIZE).as_int())
+                    run.execute(conn, query, value(FETCH_SIZE).as_int(), parameters)
                     for statement in _sql.split_queries(value(SQL_POST_QUERY).value):
                         conn.execute(statement)
                     conn.commit()
@@ -214,13 +245,13 @@ class _Run:
         self.retained: dict[str, str] | None = None
         self.url = processor._service.url
 
-    def execute(self, conn, query: str, fetch_size: int) -> None:
+    def execute(self, conn, query: str, fetch_size: int, parameters: list | None = None) -> None:
         server_side = fetch_size > 0 and (query.split() or [""])[0].upper() in ("SELECT", "VALUES", "TABLE")
         cursor = _sql.text_cursor(conn, f"executesql_{uuid.uuid4().hex}" if server_side else None)
         self.fetch_size = fetch_size
         with cursor:
             started = time.monotonic()
-            cursor.execute(query)
+            cursor.execute(query, parameters)
             execution_ms = int((time.monotonic() - started) * 1000)
             while True:
                 if cursor.description is not None:

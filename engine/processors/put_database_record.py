@@ -25,6 +25,7 @@ from engine.components import (
 from engine.components import validators as v
 from engine.processors import _sql
 from engine.processors._sql import DBCP_SERVICE, QUERY_TIMEOUT, quote_identifier
+from engine.record.path import compile_record_path
 from engine.services.apis import RecordReaderFactory
 
 __all__ = ["PutDatabaseRecord"]
@@ -34,6 +35,16 @@ USE_ATTRIBUTE, USE_RECORD_PATH = "Use statement.type Attribute", "Use Record Pat
 STATEMENT_TYPE_ATTRIBUTE = "statement.type"
 ERROR_ATTRIBUTE = "putdatabaserecord.error"
 
+
+
+def _valid_path(value: str, context) -> str | None:
+    try:
+        compile_record_path(value)
+    except ValueError as error:
+        return str(error)
+    return None
+
+
 RECORD_READER = PropertyDescriptor(
     "Record Reader", description="The record reader of the incoming FlowFiles' content.", required=True,
     service=RecordReaderFactory)
@@ -42,9 +53,17 @@ DB_TYPE = PropertyDescriptor(
     "whose SQL Generic also is.", required=True, default="Generic", allowed_values=["Generic", "PostgreSQL"])
 STATEMENT_TYPE = PropertyDescriptor(
     "Statement Type", description="What each record becomes: INSERT, UPDATE, UPSERT (INSERT ... ON CONFLICT "
-    "DO UPDATE), INSERT_IGNORE (ON CONFLICT DO NOTHING), DELETE, or what the FlowFile's statement.type attribute "
-    "says (those or SQL).", required=True,
+    "DO UPDATE), INSERT_IGNORE (ON CONFLICT DO NOTHING), DELETE, what the FlowFile's statement.type attribute "
+    "says (those or SQL), or what the Statement Type Record Path gives for each record.", required=True,
     allowed_values=[UPDATE, INSERT, UPSERT, INSERT_IGNORE, DELETE, USE_ATTRIBUTE, USE_RECORD_PATH])
+STATEMENT_TYPE_RECORD_PATH = PropertyDescriptor(
+    "Statement Type Record Path", description="A RecordPath giving each record's statement type: INSERT, UPDATE, "
+    "UPSERT or DELETE (or Debezium's operations: r and c for INSERT, u for UPDATE, d for DELETE).", required=True,
+    validators=[_valid_path], depends_on=[PropertyDependency("Statement Type", (USE_RECORD_PATH,))])
+DATA_RECORD_PATH = PropertyDescriptor(
+    "Data Record Path", description="A RecordPath selecting, in each record, the record(s) written to the table "
+    "instead of the whole record (the 'after' record of a change event, for instance); unset: the whole record.",
+    validators=[_valid_path])
 PRE_SQL = PropertyDescriptor(
     "Pre-Processing SQL", description="Statements run before the records, in the same transaction, separated by "
     "semicolons (\\; is a semicolon inside one).", expression_language=ExpressionScope.FLOWFILE_ATTRIBUTES)
@@ -152,6 +171,12 @@ class PutDatabaseRecord(Processor):
     one of its fields holds). All the records of a FlowFile are written in one transaction: if
     one fails, none is kept.
 
+    With Statement Type 'Use Record Path', a RecordPath gives each record's statement type
+    (INSERT, UPDATE, UPSERT, DELETE, or Debezium's c, r, u, d); a Data Record Path writes the
+    record(s) it selects in each record instead of the whole one (the ``after`` of a change
+    event). Records are written in their order, a batch ending where the statement type changes;
+    each statement type's SQL is made from the fields of the first record of that type.
+
     Record fields are matched to the table's columns by name (after the translation of Translate
     Field Names); values are sent as parameters cast to their column's type, so text becomes
     dates, numbers, json and so on as PostgreSQL reads it, and nested records and arrays bound for
@@ -164,7 +189,7 @@ class PutDatabaseRecord(Processor):
 
     nifi_type = "org.apache.nifi.processors.standard.PutDatabaseRecord"
     tags = ("sql", "record", "jdbc", "put", "database", "update", "insert", "delete")
-    properties = (RECORD_READER, DB_TYPE, STATEMENT_TYPE, PRE_SQL, POST_SQL, DBCP_SERVICE, CATALOG_NAME,
+    properties = (RECORD_READER, DB_TYPE, STATEMENT_TYPE, STATEMENT_TYPE_RECORD_PATH, DATA_RECORD_PATH, PRE_SQL, POST_SQL, DBCP_SERVICE, CATALOG_NAME,
                   SCHEMA_NAME, TABLE_NAME, BINARY_STRING_FORMAT, TRANSLATE_FIELD_NAMES, TRANSLATION_STRATEGY,
                   TRANSLATION_PATTERN, UNMATCHED_FIELD, UNMATCHED_COLUMN, UPDATE_KEYS, DELETE_KEYS,
                   FIELD_CONTAINING_SQL, ALLOW_MULTIPLE, QUOTE_COLUMNS, QUOTE_TABLE, QUERY_TIMEOUT,
@@ -195,14 +220,17 @@ class PutDatabaseRecord(Processor):
     see_also = ("ExecuteSQL", "DBCPConnectionPool")
 
     def validate(self, context):
-        if context.property(STATEMENT_TYPE).value == USE_RECORD_PATH:
-            yield f"'{STATEMENT_TYPE.name}' {USE_RECORD_PATH} is not supported: use {USE_ATTRIBUTE}"
         if context.property(AUTO_COMMIT).value == "true":
             yield (f"'{AUTO_COMMIT.name}' must be false: the records of a FlowFile are written in one transaction")
 
     def on_scheduled(self, context) -> None:
         self._service = context.property(DBCP_SERVICE).as_service()
         self._reader = context.property(RECORD_READER).as_service()
+        type_path = context.property(STATEMENT_TYPE_RECORD_PATH).value
+        data_path = context.property(DATA_RECORD_PATH).value
+        use_path = context.property(STATEMENT_TYPE).value == USE_RECORD_PATH
+        self._type_path = compile_record_path(type_path) if use_path and type_path else None
+        self._data_path = compile_record_path(data_path) if data_path else None
         self._tables: dict[tuple, _Table] = {}
         translate = context.property(TRANSLATE_FIELD_NAMES).as_bool()
         self._normalize = _normalizer(context.property(TRANSLATION_STRATEGY).value,
@@ -263,17 +291,62 @@ class PutDatabaseRecord(Processor):
             self._run_sql_fields(context, conn, records, value(FIELD_CONTAINING_SQL))
         elif records:
             table = self._table(context, conn, value(SCHEMA_NAME), value(TABLE_NAME))
-            sql, columns, params = self._statement(context, flowfile, statement_type, table, fields)
             binary = context.property(BINARY_STRING_FORMAT).value
-            rows = [[_param(record[field], column, binary) for field, column in zip(params, columns)]
-                    for record in records]
-            batch = context.property(MAX_BATCH_SIZE).evaluate(flowfile).as_int() or len(rows)
+            batch = context.property(MAX_BATCH_SIZE).evaluate(flowfile).as_int()
+            statements: dict[str, tuple] = {}
             with conn.cursor() as cursor:
-                for start in range(0, len(rows), batch):
-                    cursor.executemany(sql, rows[start:start + batch])
+                for kind, data in self._runs(statement_type, records):
+                    if kind not in statements:
+                        names = list(data[0]) if self._data_path is not None else fields
+                        statements[kind] = self._statement(context, flowfile, kind, table, names)
+                    sql, columns, params = statements[kind]
+                    rows = [[_param(record.get(field), column, binary) for field, column in zip(params, columns)]
+                            for record in data]
+                    for start in range(0, len(rows), batch or len(rows)):
+                        cursor.executemany(sql, rows[start:start + (batch or len(rows))])
         for statement in _sql.split_queries(value(POST_SQL)):
             conn.execute(statement)
         return len(records)
+
+    def _runs(self, statement_type: str, records: list[dict]) -> list[tuple[str, list[dict]]]:
+        """The records to write, in order, as runs of one statement type: each record's type (from
+        the Statement Type Record Path when that is used) and its data records (the Data Record Path's)."""
+        runs: list[tuple[str, list[dict]]] = []
+        for record in records:
+            kind = self._record_statement_type(record) if self._type_path is not None else statement_type
+            data = self._data_records(record) if self._data_path is not None else [record]
+            if runs and runs[-1][0] == kind:
+                runs[-1][1].extend(data)
+            else:
+                runs.append((kind, data))
+        return runs
+
+    def _record_statement_type(self, record: dict) -> str:
+        path = self._type_path
+        values = list(dict.fromkeys(str(v) if v is not None else "null" for v in path.values(record)))
+        if not values:
+            raise ValueError(f"Evaluated RecordPath {path.text} against a record but got no results")
+        if len(values) > 1:
+            raise ValueError(f"Evaluated RecordPath {path.text} against a record and received multiple distinct "
+                             f"results ({', '.join(values)})")
+        value = values[0].upper()
+        kind = {"C": INSERT, "R": INSERT, "U": UPDATE, "D": DELETE}.get(value, value)
+        if kind not in (INSERT, UPDATE, DELETE, UPSERT):
+            raise ValueError(f"Evaluated RecordPath {path.text} against a record to determine the statement type "
+                             f"but found {values[0]!r}, not INSERT, UPDATE, UPSERT, DELETE, c, r, u or d")
+        return kind
+
+    def _data_records(self, record: dict) -> list[dict]:
+        path = self._data_path
+        selected = path.evaluate(record)
+        if not selected:
+            raise ValueError(f"RecordPath {path.text} evaluated against a record yielded no results")
+        for field in selected:
+            if not isinstance(field.value, dict):
+                kind = "null" if field.value is None else type(field.value).__name__
+                raise ValueError(f"RecordPath {path.text} evaluated against a record is expected to return one or "
+                                 f"more records but gave a {kind} value")
+        return [field.value for field in selected]
 
     def _run_sql_fields(self, context, conn, records, field: str | None) -> None:
         if not field:

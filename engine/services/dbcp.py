@@ -3,21 +3,28 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, unquote
 
 import psycopg
 import psycopg_pool
 
-from engine.components import AllowableValue, ControllerService, ExpressionScope, PropertyDescriptor
+from engine.components import (
+    AllowableValue,
+    ControllerService,
+    DynamicProperties,
+    ExpressionScope,
+    PropertyDescriptor,
+)
 from engine.components import validators as v
 from engine.confinement import ConfinementError, Policy
 from engine.services.apis import DBCPService
 
-__all__ = ["DBCPConnectionPool", "JdbcUrl", "parse_jdbc_url"]
+__all__ = ["DBCPConnectionPool", "JdbcUrl", "libpq_settings", "parse_jdbc_url"]
 
 POSTGRESQL_DRIVER = "org.postgresql.Driver"
 DEFAULT_PORT = 5432
@@ -25,6 +32,9 @@ DEFAULT_PORT = 5432
 _PARAMETERS = {"user": "user", "password": "password", "sslmode": "sslmode", "ApplicationName": "application_name",
                "applicationName": "application_name", "connectTimeout": "connect_timeout", "options": "options"}
 _FILE_PARAMETERS = {"sslrootcert": "sslrootcert", "sslcert": "sslcert", "sslkey": "sslkey"}
+#: The driver properties that have a libpq equivalent (dynamic properties may name only these).
+DRIVER_PROPERTIES = (*_PARAMETERS, *_FILE_PARAMETERS, "ssl", "currentSchema")
+SENSITIVE_PREFIX = "SENSITIVE."
 #: Authentication a connection may use: never the node's own Kerberos or SSPI identity.
 _REQUIRE_AUTH = "password,md5,scram-sha-256,none"
 
@@ -38,6 +48,8 @@ class JdbcUrl:
     database: str
     parameters: dict[str, str] = field(default_factory=dict)
     file_parameters: dict[str, str] = field(default_factory=dict)
+    #: The URL's pgjdbc properties as written, in order.
+    settings: tuple[tuple[str, str], ...] = ()
 
     @property
     def display(self) -> str:
@@ -69,17 +81,32 @@ def parse_jdbc_url(text: str) -> JdbcUrl:
         if not port_text.isdigit() or not 0 < int(port_text) < 65536:
             raise ValueError(f"has an invalid port {port_text!r}")
         port = int(port_text)
-    parameters, files = {}, {}
-    for name, value in parse_qsl(query, keep_blank_values=True):
+    settings = tuple(parse_qsl(query, keep_blank_values=True))
+    parameters, files = libpq_settings(setting for setting in settings if setting[0] in DRIVER_PROPERTIES)
+    return JdbcUrl(unquote(host), port, unquote(database) or "", parameters, files, settings)
+
+
+def libpq_settings(settings: Iterable[tuple[str, str]]) -> tuple[dict[str, str], dict[str, str]]:
+    """The libpq parameters and the file paths (to check) that pgjdbc properties become, a later
+    one winning; raises ValueError for a property without a libpq equivalent."""
+    parameters: dict[str, str] = {}
+    files: dict[str, str] = {}
+    schema = None
+    for name, value in settings:
         if name in _PARAMETERS:
             parameters[_PARAMETERS[name]] = value
         elif name in _FILE_PARAMETERS:
             files[_FILE_PARAMETERS[name]] = value
-        elif name == "ssl" and value.lower() in ("", "true") and "sslmode" not in parameters:
-            parameters["sslmode"] = "require"
+        elif name == "ssl":
+            if value.lower() in ("", "true") and "sslmode" not in parameters:
+                parameters["sslmode"] = "require"
         elif name == "currentSchema":
-            parameters["options"] = f"{parameters.get('options', '')} -c search_path={value}".strip()
-    return JdbcUrl(unquote(host), port, unquote(database) or "", parameters, files)
+            schema = value
+        else:
+            raise ValueError(f"'{name}' is not a PostgreSQL driver property Flowsite can apply")
+    if schema is not None:
+        parameters["options"] = f"{parameters.get('options', '')} -c search_path={schema}".strip()
+    return parameters, files
 
 
 def _jdbc_url(value: str, context) -> str | None:
@@ -161,8 +188,11 @@ class DBCPConnectionPool(ControllerService, DBCPService):
     fails with the reason the last attempt gave. Max Total Connections, Minimum Idle
     Connections, Maximum Connection Lifetime, Minimum Evictable Idle Time and the Validation
     Query are honoured; the other commons-pool tuning properties are accepted so NiFi flows
-    load. JDBC driver properties given as dynamic properties are not supported: put them in
-    the URL.
+    load. User-added properties are JDBC driver properties, as in NiFi (``SENSITIVE.name`` for
+    a secret one): those of pgjdbc that libpq has too are used (ssl, sslmode, sslrootcert,
+    sslcert, sslkey, connectTimeout, ApplicationName, options, currentSchema, user, password;
+    the URL's parameters win over them, Database User and Password over both); any other makes
+    the service invalid, saying which are accepted.
 
     Connections are confined (``engine.confinement``): the host is resolved and each address
     checked before libpq connects to exactly that address; a tenant's pool refuses the
@@ -184,6 +214,10 @@ class DBCPConnectionPool(ControllerService, DBCPService):
                            "dbcp-min-evictable-idle-time": "Minimum Evictable Idle Time",
                            "dbcp-soft-min-evictable-idle-time": "Soft Minimum Evictable Idle Time"}
     see_also = ("ExecuteSQL", "QueryDatabaseTable", "PutDatabaseRecord")
+    dynamic_properties = DynamicProperties(
+        "JDBC property name", "JDBC property value", "A pgjdbc driver property applied to the pool's connections: "
+        + ", ".join(DRIVER_PROPERTIES) + ".", expression_language=ExpressionScope.ENVIRONMENT,
+        sensitive_prefix=SENSITIVE_PREFIX)
 
     def __init__(self) -> None:
         self._pool: psycopg_pool.ConnectionPool | None = None
@@ -200,16 +234,25 @@ class DBCPConnectionPool(ControllerService, DBCPService):
         if context.property(MIN_IDLE).as_int() > context.property(MAX_TOTAL).as_int():
             yield f"'{MIN_IDLE.name}' must not exceed '{MAX_TOTAL.name}'"
 
+    @classmethod
+    def dynamic_property_descriptor(cls, name: str) -> PropertyDescriptor | None:
+        descriptor = super().dynamic_property_descriptor(name)
+        if name.removeprefix(SENSITIVE_PREFIX) in DRIVER_PROPERTIES:
+            return descriptor
+        return dataclasses.replace(descriptor, validators=[_unknown_driver_property])
+
     def on_enabled(self, context, init) -> None:
         url = parse_jdbc_url(context.property(DATABASE_URL).evaluate().value)
         policy = init.confinement
-        files = {name: policy.check_path(path) for name, path in url.file_parameters.items()}
+        parameters, files = libpq_settings([*_driver_properties(context),
+                                            *(s for s in url.settings if s[0] in DRIVER_PROPERTIES)])
+        files = {name: policy.check_path(path) for name, path in files.items()}
         _resolve(policy, url.host, url.port)  # a refused destination fails enabling, saying why
         user = context.property(USER).evaluate().value
         password = context.property(PASSWORD).evaluate().value
         nowhere = os.path.join(init.data_dir or "/nonexistent", "none")
         options = {"sslcert": nowhere, "sslkey": nowhere, "passfile": nowhere, "gssencmode": "disable",
-                   "require_auth": _REQUIRE_AUTH, "connect_timeout": "10", **url.parameters, **files,
+                   "require_auth": _REQUIRE_AUTH, "connect_timeout": "10", **parameters, **files,
                    "host": url.host, "port": str(url.port), "dbname": url.database}
         if user:
             options["user"] = user
@@ -257,6 +300,23 @@ class DBCPConnectionPool(ControllerService, DBCPService):
             return ConnectionError(f"cannot connect to {self.url}: {_first_line(error)}")
         return ConnectionError(f"no connection to {self.url} became free within {self._wait:g} s "
                                f"(all of the pool's connections are in use)")
+
+
+def _unknown_driver_property(value: str, context) -> str:
+    return ("is not a PostgreSQL driver property Flowsite can apply (it has no libpq equivalent); remove it or "
+            f"use one of: {', '.join(DRIVER_PROPERTIES)}")
+
+
+def _driver_properties(context) -> list[tuple[str, str]]:
+    """The user-added driver properties by their pgjdbc name (a sensitive one's value as written,
+    the others' evaluated)."""
+    settings = []
+    for name, value in context.dynamic_properties.items():
+        sensitive = name.startswith(SENSITIVE_PREFIX)
+        text = value.value if sensitive else value.evaluate().value
+        if text is not None:
+            settings.append((name.removeprefix(SENSITIVE_PREFIX), text))
+    return settings
 
 
 def _first_line(error: BaseException) -> str:

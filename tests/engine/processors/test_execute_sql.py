@@ -263,3 +263,72 @@ def test_nifi_1_property_names_load_as_the_current_ones(tmp_path, db):
         assert run.validate() == []
         run.run()
         assert [o.attributes["executesql.row.count"] for o in run.output("success")] == ["20", "5"]
+
+
+def _args(*arguments) -> dict[str, str]:
+    """sql.args attributes for (type, value[, format]) triples, numbered from 1."""
+    attributes = {}
+    for index, (jdbc_type, value, *value_format) in enumerate(arguments, 1):
+        attributes[f"sql.args.{index}.type"] = str(jdbc_type)
+        if value is not None:
+            attributes[f"sql.args.{index}.value"] = value
+        if value_format:
+            attributes[f"sql.args.{index}.format"] = value_format[0]
+    return attributes
+
+
+def test_sql_args_bind_the_placeholders_in_order_with_their_jdbc_types(tmp_path, db):
+    query = ("SELECT ?::int AS i, ?::bigint AS b, ?::numeric(10,2) AS d, ?::double precision AS f, "
+             "?::boolean AS t, ?::varchar AS s, ?::date AS day, ?::timestamp AS ts, ?::bytea AS raw, "
+             "?::bytea AS hex, ?::bytea AS txt, ?::timestamp AS pat, ?::date AS iso, ?::time AS tm, "
+             "?::int AS nothing, 'it''s 100% ?' AS lit, '{\"a\": 1}'::jsonb ?? 'a' AS has")
+    attributes = _args((4, "42"), (-5, "9000000000"), (3, "12.345"), (8, "2.5"), (16, "TRUE"), (12, "héllo"),
+                       (91, "2024-02-29"), (93, "2024-02-29 13:14:15.678"), (-3, "AP8Q", "base64"),
+                       (-2, "00FF10", "hex"), (-4, "ab"), (93, "29/02/2024 13:14:15.250", "dd/MM/yyyy HH:mm:ss.SSS"),
+                       (91, "2024-02-29T10:00:00+05:00", "ISO_OFFSET_DATE_TIME"), (92, "3600000"), (4, None))
+    with runner(tmp_path, db, {"SQL Query": query, "Use Avro Logical Types": "true"}) as run:
+        run.enqueue(b"", **attributes)
+        run.run()
+        (out,) = run.output("success")
+        (row,) = records(run.content(out))[1]
+        utc = dt.timezone.utc
+        assert row == {"i": 42, "b": 9000000000, "d": Decimal("12.35"), "f": 2.5, "t": True, "s": "héllo",
+                       "day": dt.date(2024, 2, 29), "ts": dt.datetime(2024, 2, 29, 13, 14, 15, 678000, tzinfo=utc),
+                       "raw": b"\x00\xff\x10", "hex": b"\x00\xff\x10", "txt": b"ab",
+                       "pat": dt.datetime(2024, 2, 29, 13, 14, 15, 250000, tzinfo=utc),
+                       "iso": dt.date(2024, 2, 29), "tm": dt.time(1, 0), "nothing": None, "lit": "it's 100% ?",
+                       "has": True}
+
+
+def test_sql_args_from_properties_are_overridden_by_attributes(tmp_path, db):
+    props = {"SQL Query": "SELECT n FROM numbers WHERE n BETWEEN ? AND ? ORDER BY n",
+             "sql.args.1.type": "4", "sql.args.1.value": "3", "sql.args.2.type": "4", "sql.args.2.value": "5"}
+    with runner(tmp_path, db, props) as run:
+        assert run.validate() == []
+        run.enqueue(b"")
+        run.enqueue(b"", **{"sql.args.2.value": "4"})
+        run.run(2)
+        first, second = run.output("success")
+        assert [r["n"] for r in records(run.content(first))[1]] == [3, 4, 5]
+        assert [r["n"] for r in records(run.content(second))[1]] == [3, 4]
+
+
+@pytest.mark.parametrize(("attributes", "message"), [
+    (_args((4, "forty-two")), "The value of the sql.args.1.value is 'forty-two', which cannot be converted"),
+    (_args((4, "3000000000")), "out of the range of a 32-bit integer"),
+    ({"sql.args.1.type": "INTEGER", "sql.args.1.value": "1"}, "sql.args.1.type attribute is 'INTEGER', which is "
+     "not a valid numeral SQL data type"),
+    (_args((93, "2024-02-29")), "expected yyyy-MM-dd HH:mm:ss.SSS"),
+    (_args((-3, "AP8Q", "octal")), "Unable to parse binary data using the formatter `octal`"),
+    (_args((-2, "0G", "hex")), "Hexadecimal decoding failed"),
+    (_args((9999, "x")), "sql.args.1.type is 9999, a JDBC type Flowsite cannot bind"),
+    ({"sql.args.2.type": "4", "sql.args.2.value": "1"}, "No value specified for parameter 1"),
+    (_args((4, "1"), (4, "2")), "the query has 1 '?' placeholder but the sql.args attributes give 2 parameters"),
+])
+def test_a_bad_sql_arg_routes_the_flowfile_to_failure_saying_why(tmp_path, db, attributes, message):
+    with runner(tmp_path, db, {"SQL Query": "SELECT ?::text AS x"}) as run:
+        run.enqueue(b"", **attributes)
+        run.run()
+        assert not run.output("success")
+        (failed,) = run.output("failure")
+        assert message in failed.attributes["executesql.error.message"]

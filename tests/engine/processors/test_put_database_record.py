@@ -186,12 +186,58 @@ def test_a_tenant_without_the_grant_is_refused(tmp_path, db, table):
                confinement=ConfinementSettings())
 
 
-def test_record_paths_and_autocommit_are_refused_with_the_reason(tmp_path, db, table):
+def test_autocommit_and_a_record_path_statement_type_without_its_path_are_refused_with_the_reason(
+        tmp_path, db, table):
     with runner(tmp_path, db, {"Statement Type": "Use Record Path", "Table Name": table,
-                               "Database Session AutoCommit": "true"}) as run:
+                               "Database Session AutoCommit": "true", "Data Record Path": "/a["}) as run:
         problems = " | ".join(run.validate())
-        assert "Use Record Path is not supported" in problems
-        assert "'Database Session AutoCommit' must be false" in problems
+        assert "'Statement Type Record Path' is required" in problems
+        assert "'Data Record Path'" in problems and "at position 3" in problems
+    with runner(tmp_path, db, {"Statement Type": "INSERT", "Table Name": table,
+                               "Database Session AutoCommit": "true"}) as run:
+        assert "'Database Session AutoCommit' must be false" in " | ".join(run.validate())
+
+
+def test_change_events_use_their_operation_and_after_record_in_order(tmp_path, db, table):
+    events = [{"op": "c", "after": person(1)}, {"op": "r", "after": person(2)},
+              {"op": "u", "after": {"id": 1, "full_name": "first"}}, {"op": "d", "after": person(2)},
+              {"op": "UPSERT", "after": {"id": 3, "full_name": "third"}}]
+    properties = {"Statement Type": "Use Record Path", "Statement Type Record Path": "/op",
+                  "Data Record Path": "/after", "Delete Keys": "id", "Table Name": table, "Maximum Batch Size": "1"}
+    with runner(tmp_path, db, properties) as run:
+        assert run.validate() == []
+        run.enqueue(content(*events))
+        run.run()
+        assert len(run.output("success")) == 1
+    assert rows(db, table) == [(1, "first"), (3, "third")]
+
+
+def test_a_data_record_path_may_select_several_records(tmp_path, db, table):
+    properties = {"Statement Type": "INSERT", "Data Record Path": "/people[*]", "Table Name": table}
+    with runner(tmp_path, db, properties) as run:
+        run.enqueue(content({"batch": 1, "people": [person(1), person(2)]}, {"batch": 2, "people": [person(3)]}))
+        run.run()
+        assert len(run.output("success")) == 1
+    assert rows(db, table) == [(1, "person 1"), (2, "person 2"), (3, "person 3")]
+
+
+@pytest.mark.parametrize(("records", "message"), [
+    ([{"op": "c", "after": person(1)}, {"op": "x", "after": person(2)}],
+     "Evaluated RecordPath /op against a record to determine the statement type but found 'x'"),
+    ([{"after": person(1)}], "found 'null'"),
+    ([{"op": "c", "after": person(1)}, {"op": "c", "after": "not a record"}],
+     "RecordPath /after evaluated against a record is expected to return one or more records but gave a str"),
+])
+def test_a_record_whose_paths_give_no_statement_or_record_fails_the_flowfile_and_writes_nothing(
+        tmp_path, db, table, records, message):
+    properties = {"Statement Type": "Use Record Path", "Statement Type Record Path": "/op",
+                  "Data Record Path": "/after", "Table Name": table}
+    with runner(tmp_path, db, properties) as run:
+        run.enqueue(json.dumps(records).encode())
+        run.run()
+        (failed,) = run.output("failure")
+        assert message in failed.attributes["putdatabaserecord.error"]
+    assert rows(db, table) == []
 
 
 def test_the_database_going_away_during_the_transaction_commits_nothing(tmp_path, db, table):

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from engine.components import ConfigurationContext, ServiceInitContext
-from engine.components.validation import component_descriptors
+from engine.components.validation import component_descriptors, validate_properties
 from engine.confinement import ConfinementError, ConfinementSettings, NodeConfinement
 from engine.flow import load_flow
 from engine.services.dbcp import DBCPConnectionPool, parse_jdbc_url
@@ -142,3 +142,59 @@ def test_minimum_idle_connections_may_not_exceed_the_total():
     descriptors, _ = component_descriptors(DBCPConnectionPool, properties)
     problems = list(DBCPConnectionPool().validate(ConfigurationContext(descriptors, properties)))
     assert problems == ["'Minimum Idle Connections' must not exceed 'Max Total Connections'"]
+
+
+def test_driver_properties_given_as_user_added_properties_reach_the_connection(db, tmp_path):
+    properties = db.pool_properties(**{"ApplicationName": "nightly-load", "currentSchema": "audit",
+                                       "connectTimeout": "3", "options": "-c work_mem=5MB"})
+    password = properties.pop("Password")
+    properties["SENSITIVE.password"] = password
+    assert validate_properties(DBCPConnectionPool, properties) == []
+    pool = enable(properties, tmp_path)
+    try:
+        with pool.connection() as conn:
+            settings = conn.execute("SELECT current_setting('application_name'), current_setting('search_path'), "
+                                    "current_setting('work_mem')").fetchone()
+            conn.rollback()
+        assert settings == ("nightly-load", "audit", "5MB")
+        assert pool._connect_options["connect_timeout"] == "3"
+        assert pool._connect_options["password"] == password
+    finally:
+        pool.on_disabled()
+
+
+def test_the_urls_parameters_win_over_driver_properties(db, tmp_path):
+    properties = db.pool_properties(ApplicationName="from-property")
+    properties["Database Connection URL"] += "?ApplicationName=from-url"
+    pool = enable(properties, tmp_path)
+    try:
+        with pool.connection() as conn:
+            assert conn.execute("SELECT current_setting('application_name')").fetchone() == ("from-url",)
+            conn.rollback()
+    finally:
+        pool.on_disabled()
+
+
+def test_a_sensitive_driver_property_is_sensitive_and_takes_no_expression_language():
+    descriptor = DBCPConnectionPool.dynamic_property_descriptor("SENSITIVE.password")
+    assert descriptor.sensitive and not descriptor.supports_expressions
+    assert DBCPConnectionPool.is_sensitive("SENSITIVE.password")
+    assert not DBCPConnectionPool.is_sensitive("ApplicationName")
+    assert DBCPConnectionPool.dynamic_property_descriptor("ApplicationName").supports_expressions
+
+
+def test_a_driver_property_without_a_libpq_equivalent_makes_the_pool_invalid_saying_which_are_accepted():
+    properties = {"Database Connection URL": "jdbc:postgresql://h/d", "prepareThreshold": "3",
+                  "SENSITIVE.sslfactory": "x", "sslmode": "require"}
+    problems = [str(p) for p in validate_properties(DBCPConnectionPool, properties)]
+    assert len(problems) == 2, problems
+    assert problems[0].startswith("'prepareThreshold' is not a PostgreSQL driver property Flowsite can apply")
+    assert "ApplicationName" in problems[0] and "currentSchema" in problems[0]
+    assert problems[1].startswith("'SENSITIVE.sslfactory' is not a PostgreSQL driver property")
+
+
+def test_a_tenant_without_the_file_grant_cannot_name_a_root_certificate_as_a_driver_property(db, tmp_path):
+    policy = tenant_policy({"network": {"allow": [f"{db.host}:{db.port}"]}})
+    properties = db.pool_properties(sslrootcert=str(tmp_path / "root.crt"))
+    with pytest.raises(ConfinementError, match="root.crt"):
+        enable(properties, tmp_path, policy)
