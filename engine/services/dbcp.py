@@ -99,7 +99,7 @@ def libpq_settings(settings: Iterable[tuple[str, str]]) -> tuple[dict[str, str],
             files[_FILE_PARAMETERS[name]] = value
         elif name == "ssl":
             if value.lower() in ("", "true") and "sslmode" not in parameters:
-                parameters["sslmode"] = "require"
+                parameters["sslmode"] = "verify-full"  # pgjdbc's meaning of ssl=true
         elif name == "currentSchema":
             schema = value
         else:
@@ -251,7 +251,12 @@ class DBCPConnectionPool(ControllerService, DBCPService):
         user = context.property(USER).evaluate().value
         password = context.property(PASSWORD).evaluate().value
         nowhere = os.path.join(init.data_dir or "/nonexistent", "none")
-        options = {"sslcert": nowhere, "sslkey": nowhere, "passfile": nowhere, "gssencmode": "disable",
+        # Never the node's own files (~/.postgresql): no client certificate and no root certificate
+        # unless named; verify-full without one trusts the system's authorities (libpq allows that
+        # only in verify-full).
+        trust = "system" if parameters.get("sslmode") == "verify-full" else nowhere
+        options = {"sslcert": nowhere, "sslkey": nowhere, "sslrootcert": trust, "passfile": nowhere,
+                   "gssencmode": "disable",
                    "require_auth": _REQUIRE_AUTH, "connect_timeout": "10", **parameters, **files,
                    "host": url.host, "port": str(url.port), "dbname": url.database}
         if user:

@@ -52,7 +52,7 @@ def test_jdbc_urls_are_taken_apart():
     url = parse_jdbc_url("jdbc:postgresql://db.example:6543/sales?user=u&password=p%3Bw&ssl=true"
                          "&ApplicationName=nifi&currentSchema=s1&prepareThreshold=3")
     assert (url.host, url.port, url.database) == ("db.example", 6543, "sales")
-    assert url.parameters == {"user": "u", "password": "p;w", "sslmode": "require", "application_name": "nifi",
+    assert url.parameters == {"user": "u", "password": "p;w", "sslmode": "verify-full", "application_name": "nifi",
                               "options": "-c search_path=s1"}
     assert parse_jdbc_url("jdbc:postgresql://[::1]/x").host == "::1"
     assert parse_jdbc_url("jdbc:postgresql:/x").display == "jdbc:postgresql://localhost:5432/x"
@@ -198,3 +198,22 @@ def test_a_tenant_without_the_file_grant_cannot_name_a_root_certificate_as_a_dri
     properties = db.pool_properties(sslrootcert=str(tmp_path / "root.crt"))
     with pytest.raises(ConfinementError, match="root.crt"):
         enable(properties, tmp_path, policy)
+
+
+def test_ssl_true_insists_on_a_verified_tls_connection_as_pgjdbc_does(db, tmp_path):
+    """pgjdbc's ssl=true means sslmode=verify-full: a server without TLS (the suite's own) is not
+    reached in clear text instead, and nothing of the node's ~/.postgresql is used."""
+    pool = enable(db.pool_properties(**{"ssl": "true", "Max Wait Time": "2 sec"}), tmp_path)
+    try:
+        with pytest.raises(ConnectionError, match="SSL"):
+            with pool.connection():
+                pass
+    finally:
+        pool.on_disabled()
+    plain = enable(db.pool_properties(), tmp_path)
+    try:
+        with plain.connection() as conn:
+            assert conn.execute("SELECT 1").fetchone() == (1,)
+            conn.rollback()
+    finally:
+        plain.on_disabled()
