@@ -44,6 +44,12 @@ public class ZoneNames {
         return null;
     }
 
+    /** The specific name the formatter prints at the instant, or java.util.TimeZone's when there is none. */
+    static String name(ZoneId zone, TimeZone legacy, Instant instant, boolean daylight, String pattern) {
+        if (instant != null) return format(pattern, zone, instant);
+        return legacy.getDisplayName(daylight, pattern.length() == 4 ? TimeZone.LONG : TimeZone.SHORT, Locale.US);
+    }
+
     public static void main(String[] args) {
         Map<String, TreeSet<String>> zonesByName = new HashMap<>();
         StringBuilder out = new StringBuilder();
@@ -55,10 +61,8 @@ public class ZoneNames {
             Instant daylight = instant(rules, true);
             String[] names = {
                 format("v", zone, Instant.EPOCH), format("vvvv", zone, Instant.EPOCH),
-                standard == null ? legacy.getDisplayName(false, TimeZone.SHORT, Locale.US) : format("z", zone, standard),
-                standard == null ? legacy.getDisplayName(false, TimeZone.LONG, Locale.US) : format("zzzz", zone, standard),
-                daylight == null ? legacy.getDisplayName(true, TimeZone.SHORT, Locale.US) : format("z", zone, daylight),
-                daylight == null ? legacy.getDisplayName(true, TimeZone.LONG, Locale.US) : format("zzzz", zone, daylight),
+                name(zone, legacy, standard, false, "z"), name(zone, legacy, standard, false, "zzzz"),
+                name(zone, legacy, daylight, true, "z"), name(zone, legacy, daylight, true, "zzzz"),
             };
             out.append(id).append('\t').append(String.join("\t", names)).append('\n');
             for (String name : names) zonesByName.computeIfAbsent(name, key -> new TreeSet<>()).add(id);
