@@ -1,9 +1,12 @@
 """The Locale.US texts of Java's DateTimeFormatter: month, day, era, quarter and day-period names, offsets
-in their ISO and localized forms, and the names of common time zones."""
+in their ISO and localized forms, and the names of every time zone Java 17 knows."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone, tzinfo
+from functools import cache
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
@@ -117,54 +120,34 @@ def parse_offset(value: str) -> int:
     return sign * (parts[0] * 3600 + parts[1] * 60 + parts[2])
 
 
-# Zone names Java prints for Locale.US: (generic short, generic long, standard short, standard long,
-# daylight short, daylight long), by the metazone of common IANA zones.
-_METAZONES = {
-    "Pacific": ("PT", "Pacific Time", "PST", "Pacific Standard Time", "PDT", "Pacific Daylight Time"),
-    "Mountain": ("MT", "Mountain Time", "MST", "Mountain Standard Time", "MDT", "Mountain Daylight Time"),
-    "Central": ("CT", "Central Time", "CST", "Central Standard Time", "CDT", "Central Daylight Time"),
-    "Eastern": ("ET", "Eastern Time", "EST", "Eastern Standard Time", "EDT", "Eastern Daylight Time"),
-    "Alaska": ("AKT", "Alaska Time", "AKST", "Alaska Standard Time", "AKDT", "Alaska Daylight Time"),
-    "Hawaii": ("HST", "Hawaii-Aleutian Time", "HST", "Hawaii-Aleutian Standard Time", "HDT",
-               "Hawaii-Aleutian Daylight Time"),
-    "GMT": ("GMT", "Greenwich Mean Time", "GMT", "Greenwich Mean Time", "GMT", "Greenwich Mean Time"),
-    "UTC": ("UTC", "Coordinated Universal Time", "UTC", "Coordinated Universal Time", "UTC",
-            "Coordinated Universal Time"),
-    "British": ("BT", "British Time", "GMT", "Greenwich Mean Time", "BST", "British Summer Time"),
-    "Irish": ("IT", "Irish Time", "GMT", "Greenwich Mean Time", "IST", "Irish Standard Time"),
-    "Europe_Western": ("WET", "Western European Time", "WET", "Western European Standard Time", "WEST",
-                       "Western European Summer Time"),
-    "Europe_Central": ("CET", "Central European Time", "CET", "Central European Standard Time", "CEST",
-                       "Central European Summer Time"),
-    "Europe_Eastern": ("EET", "Eastern European Time", "EET", "Eastern European Standard Time", "EEST",
-                       "Eastern European Summer Time"),
-    "Moscow": ("MSK", "Moscow Time", "MSK", "Moscow Standard Time", "MSD", "Moscow Summer Time"),
-    "India": ("IT", "India Time", "IST", "India Standard Time", "IDT", "India Daylight Time"),
-    "China": ("CT", "China Time", "CST", "China Standard Time", "CDT", "China Daylight Time"),
-    "Japan": ("JT", "Japan Time", "JST", "Japan Standard Time", "JDT", "Japan Daylight Time"),
-    "Korea": ("KT", "Korean Time", "KST", "Korean Standard Time", "KDT", "Korean Daylight Time"),
-    "Australia_Eastern": ("AET", "Eastern Australia Time", "AEST", "Australian Eastern Standard Time", "AEDT",
-                          "Australian Eastern Daylight Time"),
-}
-_ZONE_METAZONE = {
-    "America/Los_Angeles": "Pacific", "America/Vancouver": "Pacific", "US/Pacific": "Pacific",
-    "America/Denver": "Mountain", "America/Phoenix": "Mountain", "US/Mountain": "Mountain",
-    "America/Chicago": "Central", "US/Central": "Central",
-    "America/New_York": "Eastern", "America/Toronto": "Eastern", "America/Detroit": "Eastern", "US/Eastern": "Eastern",
-    "America/Anchorage": "Alaska", "Pacific/Honolulu": "Hawaii",
-    "UTC": "UTC", "Etc/UTC": "UTC", "GMT": "GMT", "Etc/GMT": "GMT", "Africa/Abidjan": "GMT",
-    "Europe/London": "British", "Europe/Dublin": "Irish", "Europe/Lisbon": "Europe_Western",
-    "Europe/Paris": "Europe_Central", "Europe/Berlin": "Europe_Central", "Europe/Vienna": "Europe_Central",
-    "Europe/Rome": "Europe_Central", "Europe/Madrid": "Europe_Central", "Europe/Amsterdam": "Europe_Central",
-    "Europe/Brussels": "Europe_Central", "Europe/Zurich": "Europe_Central", "Europe/Stockholm": "Europe_Central",
-    "Europe/Oslo": "Europe_Central", "Europe/Copenhagen": "Europe_Central", "Europe/Prague": "Europe_Central",
-    "Europe/Warsaw": "Europe_Central", "Europe/Budapest": "Europe_Central", "CET": "Europe_Central",
-    "Europe/Athens": "Europe_Eastern", "Europe/Helsinki": "Europe_Eastern", "Europe/Kiev": "Europe_Eastern",
-    "Europe/Kyiv": "Europe_Eastern", "Europe/Bucharest": "Europe_Eastern", "EET": "Europe_Eastern",
-    "Europe/Moscow": "Moscow", "Asia/Kolkata": "India", "Asia/Calcutta": "India",
-    "Asia/Shanghai": "China", "Asia/Tokyo": "Japan", "Asia/Seoul": "Korea",
-    "Australia/Sydney": "Australia_Eastern", "Australia/Melbourne": "Australia_Eastern",
-}
+_ZONE_TABLE = Path(__file__).with_name("zone_names.tsv")
+
+
+@dataclass(frozen=True)
+class _ZoneNames:
+    """Java 17's Locale.US names of every zone it knows, read from zone_names.tsv (scripts/zone-names.java)."""
+
+    by_zone: dict[str, tuple[str, ...]]  # zone ID → generic short, generic long, standard short and long, daylight
+    zone_by_name: dict[str, str]  # casefolded name → the zone Java's parser reads it as
+    names: list[str]  # every name, longest first, for the parser's regex
+
+
+@cache
+def _zone_names() -> _ZoneNames:
+    by_zone: dict[str, tuple[str, ...]] = {}
+    zone_by_name: dict[str, str] = {}
+    preferred: dict[str, str] = {}
+    for line in _ZONE_TABLE.read_text(encoding="utf-8").splitlines():
+        fields = line.split("\t")
+        if line.startswith("="):
+            preferred[fields[0][1:].casefold()] = fields[1]
+            continue
+        by_zone[fields[0]] = tuple(fields[1:])
+        for name in fields[1:]:
+            zone_by_name.setdefault(name.casefold(), fields[0])
+    zone_by_name.update(preferred)  # a name several zones carry reads as the zone Java prefers
+    every = {name for names in by_zone.values() for name in names}
+    return _ZoneNames(by_zone, zone_by_name, sorted(every, key=len, reverse=True))
 
 
 def zone_id(zone: tzinfo | None) -> str:
@@ -177,38 +160,54 @@ def zone_id(zone: tzinfo | None) -> str:
 
 
 def zone_name(dt: datetime, count: int, generic: bool) -> str:
-    """z (specific: ``PDT``, ``Pacific Daylight Time``) and v (generic: ``PT``, ``Pacific Time``) for
-    Locale.US; a fixed offset prints as its ID, and zones outside the table as their tz database abbreviation
-    (short) or localized offset (long)."""
+    """z (specific: ``PDT``, ``Pacific Daylight Time``) and v (generic: ``PT``, ``Pacific Time``) as Java 17
+    prints them for Locale.US; a fixed offset prints as its ID, and a zone Java does not know as its tz database
+    abbreviation (short) or localized offset (long)."""
     zone = dt.tzinfo
     key = zone_id(zone)
     if not isinstance(zone, ZoneInfo) and zone is not timezone.utc:
         return key
-    names = _METAZONES.get(_ZONE_METAZONE.get(key, ""))
+    names = _zone_names().by_zone.get(key)
     if names is None:
         if generic and count == 1:
             return key
         return dt.tzname() or key if count < 4 else localized_offset(offset_seconds(dt), True)
     if generic:
         return names[1] if count == 4 else names[0]
-    daylight = bool(dt.dst())
+    daylight = is_daylight(dt)
     return names[(5 if daylight else 3) if count == 4 else (4 if daylight else 2)]
 
 
+# Zones the tz database gives a negative daylight saving (winter time, Ramadan time): the year that began and the
+# standard offset (hours) of the rearguard data Java compiles instead, where the other offset is daylight time.
+_NEGATIVE_SAVING = {"Europe/Dublin": (1971, 0), "Eire": (1971, 0), "Africa/Casablanca": (2018, 0),
+                    "Africa/El_Aaiun": (2018, 0), "Africa/Windhoek": (1994, 1)}
+
+
+def is_daylight(dt: datetime) -> bool:
+    """Whether daylight saving time is in effect, as Java decides it (Europe/Dublin's summer IST is daylight,
+    its winter GMT standard)."""
+    saving = dt.dst() or timedelta(0)
+    since, standard = _NEGATIVE_SAVING.get(zone_id(dt.tzinfo), (10000, 0))
+    if saving or dt.year < since:
+        return saving > timedelta(0)
+    return offset_seconds(dt) > standard * 3600
+
+
 def zone_for_name(name: str) -> tzinfo:
-    """The zone a z/v name or a zone ID stands for (``PDT``, ``Pacific Time``, ``Europe/Paris``, ``UTC``)."""
+    """The zone a z/v name or a zone ID stands for (``PDT``, ``Pacific Time``, ``Europe/Paris``, ``UTC``); a name
+    several zones carry (``CST``, ``IST``) stands for the zone Java's parser prefers."""
     folded = name.casefold()
-    for metazone, names in _METAZONES.items():
-        if folded in (n.casefold() for n in names):
-            key = next(k for k, m in _ZONE_METAZONE.items() if m == metazone)
-            return timezone.utc if key == "UTC" else ZoneInfo(key)
-    if folded in ("utc", "gmt", "z", "ut"):
-        return timezone.utc
     if name[:1] in "+-":
         return timezone(timedelta(seconds=parse_offset(name)))
     if folded.startswith(("gmt", "utc")) and name[3:4] in ("+", "-"):
         return timezone(timedelta(seconds=parse_offset(name[3:])))
-    return ZoneInfo(name)
+    if folded in ("utc", "z", "ut"):
+        return timezone.utc
+    key = _zone_names().zone_by_name.get(folded, name)
+    return timezone.utc if key == "UTC" else ZoneInfo(key)
 
 
-ZONE_NAMES = sorted({n for names in _METAZONES.values() for n in names}, key=len, reverse=True)
+def zone_names() -> list[str]:
+    """Every zone name z and v print, longest first."""
+    return _zone_names().names

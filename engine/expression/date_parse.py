@@ -57,7 +57,7 @@ def _field_regex(field: Field, adjacent: bool) -> str:
         return rf"GMT(?:{_OFFSET})?|Z"
     if letter == "V":
         return _ZONE_ID + "|Z"
-    return _alternatives(names.ZONE_NAMES) + rf"|(?:GMT|UTC)[+-]\d{{1,2}}(?::\d{{2}})?|{_ZONE_ID}"
+    return _alternatives(names.zone_names()) + rf"|(?:GMT|UTC)[+-]\d{{1,2}}(?::\d{{2}})?|{_ZONE_ID}"
 
 
 class Parser:
