@@ -117,7 +117,9 @@ class _Translator:
                 out.append(self.literal(ord(char)))
         if self.stack:
             raise self.error("unclosed group")
-        return "".join(out)
+        # A reference to a group the pattern does not have is no error in Java; it never matches.
+        return re.sub("\x00(\\d+)\x00", lambda m: f"(?:\\{m.group(1)})" if int(m.group(1)) <= self.groups
+                      else "(?!)", "".join(out))
 
     def literal(self, code: int) -> str:
         text = _char(code)
@@ -217,9 +219,7 @@ class _Translator:
             while self.more() and self.src[self.pos].isdigit() and int(number + self.src[self.pos]) <= self.groups:
                 number += self.src[self.pos]
                 self.pos += 1
-            if int(number) > self.groups:
-                raise self.error(f"reference to group {number} that does not exist yet")
-            return f"@(?:\\{number})"
+            return f"@\x00{number}\x00"  # resolved when the number of groups is known
         if char == "k":
             found = re.compile(r"<([A-Za-z][A-Za-z0-9]*)>").match(self.src, self.pos)
             if not found:
