@@ -91,7 +91,10 @@ class _Translator:
                 self.pos += 1
                 out.append(")")
             elif char == "[":
-                out.append("[" + self.char_class() + "]")
+                body = "[" + self.char_class() + "]"
+                if self.ascii_folding() and "\\p" not in body and "\\P" not in body:
+                    body = f"(?-i:{body})"  # ASCII letters got their other case explicitly
+                out.append(body)
             elif char == ".":
                 self.pos += 1
                 out.append("(?s:.)" if "s" in self.flags else "[^\\n]" if "d" in self.flags else f"[^{_TERMINATORS}]")
@@ -121,12 +124,24 @@ class _Translator:
         return re.sub("\x00(\\d+)\x00", lambda m: f"(?:\\{m.group(1)})" if int(m.group(1)) <= self.groups
                       else "(?!)", "".join(out))
 
+    def ascii_folding(self) -> bool:
+        """Case-insensitive without UNICODE_CASE: Java folds the case of US-ASCII letters only."""
+        return "i" in self.flags and "u" not in self.flags and "U" not in self.flags
+
     def literal(self, code: int) -> str:
         text = _char(code)
-        if "i" in self.flags and "u" not in self.flags and "U" not in self.flags and code > 127 \
-                and chr(code).lower() != chr(code).upper():
-            return f"(?-i:{text})"  # Java folds only US-ASCII case unless UNICODE_CASE
+        if self.ascii_folding() and code > 127 and chr(code).lower() != chr(code).upper():
+            return f"(?-i:{text})"
         return text
+
+    def class_range(self, low: int, high: int) -> str:
+        """A class range (or single character), with the other case of its ASCII letters when folding ASCII."""
+        parts = [(low, high)]
+        if self.ascii_folding():
+            for start, end, shift in ((ord("a"), ord("z"), -32), (ord("A"), ord("Z"), 32)):
+                if low <= end and high >= start:
+                    parts.append((max(low, start) + shift, min(high, end) + shift))
+        return "".join(_char(a) if a == b else f"{_char(a)}-{_char(b)}" for a, b in parts)
 
     def caret(self) -> str:
         if "m" not in self.flags:
@@ -206,7 +221,7 @@ class _Translator:
             text, self.pos = self.src[self.pos:end], min(end + 2, len(self.src))
             if outside:
                 return "@" + "".join(self.literal(ord(c)) for c in text)
-            return "".join(_char(ord(c)) for c in text)
+            return "".join(self.class_range(ord(c), ord(c)) for c in text)
         if not outside:
             raise self.error(f"illegal escape \\{char} in a character class")
         anchors = {"A": r"\A", "z": r"\Z", "b": r"\b", "B": r"\B", "G": r"\G", "X": r"\X",
@@ -343,9 +358,10 @@ class _Translator:
                 end = self.class_atom()
                 if not end.startswith("#") or int(end[1:]) < int(start[1:]):
                     raise self.error("illegal character range")
-                items.append(_char(int(start[1:])) + "-" + _char(int(end[1:])))
+                items.append(self.class_range(int(start[1:]), int(end[1:])))
             else:
-                items.append(_char(int(start[1:])) if start.startswith("#") else start)
+                code = int(start[1:]) if start.startswith("#") else None
+                items.append(self.class_range(code, code) if code is not None else start)
         operands.append("".join(items))
         nonempty = [f"[{operand}]" for operand in operands if operand]
         body = "&&".join(nonempty) if nonempty else ""

@@ -177,3 +177,11 @@ def test_to_python_pattern_gives_a_regex_module_pattern():
     assert regex.compile(translated, regex.V1).fullmatch("αβ")
     with pytest.raises(ValueError):
         to_python_pattern("[")
+
+
+def test_case_folding_in_classes_is_ascii_unless_unicode_case():
+    assert full("(?i)[a-c]+", "aBC") and full("(?i)[^a]", "b") and not full("(?i)[^a]", "A")
+    assert not full("(?i)[é]", "É") and full("(?iu)[é]", "É")
+    assert full("(?i)[^é]", "É") and not full("(?iu)[^é]", "É")
+    assert full(r"(?i)[\Qab\E]+", "AB") and full("(?i)[x-z&&[^y]]", "Z") and not full("(?i)[x-z&&[^y]]", "Y")
+    assert full(r"(?i)\p{Lu}", "a")  # Java: with CASE_INSENSITIVE, Lu stands for every cased letter
