@@ -224,7 +224,11 @@ class _Translator:
             return "".join(self.class_range(ord(c), ord(c)) for c in text)
         if not outside:
             raise self.error(f"illegal escape \\{char} in a character class")
-        anchors = {"A": r"\A", "z": r"\Z", "b": r"\b", "B": r"\B", "G": r"\G", "X": r"\X",
+        # Java 19+: \b agrees with \w, so it is an ASCII word boundary unless UNICODE_CHARACTER_CLASS.
+        word = "[a-zA-Z0-9_]"
+        boundary = r"\b" if "U" in self.flags else f"(?:(?<={word})(?!{word})|(?<!{word})(?={word}))"
+        not_boundary = r"\B" if "U" in self.flags else f"(?:(?<={word})(?={word})|(?<!{word})(?!{word}))"
+        anchors = {"A": r"\A", "z": r"\Z", "b": boundary, "B": not_boundary, "G": r"\G", "X": r"\X",
                    "Z": r"(?=\n?\Z)" if "d" in self.flags else rf"(?<!\r(?=\n))(?=(?:\r\n|[{_TERMINATORS}])?\Z)",
                    "R": r"(?>\r\n|[\n\x0b\f\r\x85\u2028\u2029])"}
         if char in anchors:

@@ -185,3 +185,10 @@ def test_case_folding_in_classes_is_ascii_unless_unicode_case():
     assert full("(?i)[^é]", "É") and not full("(?iu)[^é]", "É")
     assert full(r"(?i)[\Qab\E]+", "AB") and full("(?i)[x-z&&[^y]]", "Z") and not full("(?i)[x-z&&[^y]]", "Y")
     assert full(r"(?i)\p{Lu}", "a")  # Java: with CASE_INSENSITIVE, Lu stands for every cased letter
+
+
+def test_word_boundary_agrees_with_word_class():
+    assert java_regex(r"\bfoo\b").search("a foo.") and not java_regex(r"\bfoo\b").search("afoo")
+    assert java_regex(r"\b\w+\b").findall("café au lait") == ["caf", "au", "lait"]
+    assert java_regex(r"(?U)\b\w+\b").findall("café au lait") == ["café", "au", "lait"]
+    assert java_regex(r"\Bo").findall("oo o") == ["o"]
