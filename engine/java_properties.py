@@ -9,6 +9,9 @@ predicates (``javaLowerCase``...).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+
+import regex
 
 __all__ = ["property_set"]
 
@@ -70,6 +73,17 @@ _JAVA = {
 _NAME = re.compile(r"[A-Za-z0-9_ \-]+")
 
 
+@lru_cache(maxsize=256)
+def _known(kind: str, value: str) -> str | None:
+    """``\\p{kind=value}`` when the regex module knows that script or block, else None."""
+    item = rf"\p{{{kind}={value}}}"
+    try:
+        regex.compile(item)
+    except regex.error:
+        return None
+    return item
+
+
 def _unicode_property(name: str) -> str | None:
     key = name.upper().replace(" ", "_")
     key = _UNICODE_ALIASES.get(key, key)
@@ -96,22 +110,22 @@ def _category(name: str, unicode: bool) -> str | None:
 
 def property_set(name: str, unicode: bool) -> str | None:
     """The set body for ``\\p{name}`` (``unicode``: UNICODE_CHARACTER_CLASS is on), or None when Java
-    knows no such family. Script and block names are checked when the pattern compiles."""
+    knows no such family."""
     if "=" in name:
         key, value = name.split("=", 1)
         key = key.lower()
         if not _NAME.fullmatch(value):
             return None
         if key in ("sc", "script"):
-            return rf"\p{{Script={value}}}"
+            return _known("Script", value)
         if key in ("blk", "block"):
-            return rf"\p{{Block={value}}}"
+            return _known("Block", value)
         if key in ("gc", "general_category"):
             return _category(value, unicode)
         return None
     if name.startswith("In") and _NAME.fullmatch(name[2:]):
-        return rf"\p{{Block={name[2:]}}}"
+        return _known("Block", name[2:])
     if name.startswith("Is") and _NAME.fullmatch(name[2:]):
         rest = name[2:]
-        return _unicode_property(rest) or _category(rest, unicode) or rf"\p{{Script={rest}}}"
+        return _unicode_property(rest) or _category(rest, unicode) or _known("Script", rest)
     return _category(name, unicode)

@@ -48,7 +48,6 @@ class _Translator:
         self.flags = flags
         self.stack: list[set[str]] = []
         self.groups = 0
-        self.uses_ignorecase = "i" in flags
 
     def error(self, message: str) -> ValueError:
         return ValueError(f"invalid regular expression {self.src!r}: {message} near index {self.pos}")
@@ -81,7 +80,8 @@ class _Translator:
                 break
             char = self.src[self.pos]
             if char == "\\":
-                out.append(self.escape())
+                escaped = self.escape(inside=False)
+                out.append(self.literal(escaped) if isinstance(escaped, int) else escaped)
             elif char == "(":
                 out.append(self.group_open())
             elif char == ")":
@@ -182,8 +182,6 @@ class _Translator:
         self.pos = found.end()
         on, off = set(found.group(1)), set(found.group(2) or "")
         flags = (self.flags | on) - off
-        if "i" in flags:
-            self.uses_ignorecase = True
         case = "(?i" if "i" in on else "(?-i" if "i" in off else ""
         if found.group(3) == ")":
             self.flags = flags
@@ -194,13 +192,9 @@ class _Translator:
 
     # --- escapes ---------------------------------------------------------------------------------
 
-    def escape(self) -> str:
-        """An escape outside a class: a set item is wrapped in brackets."""
-        item = self.class_escape(outside=True)
-        return item[1:] if item.startswith("@") else item
-
-    def class_escape(self, outside: bool = False) -> str:
-        """Translate the escape at ``pos``; returns a set item (or, outside, ``@`` + a whole expression)."""
+    def escape(self, inside: bool) -> int | str:
+        """Translate the escape at ``pos``: the code point of a single character, else a set item
+        (inside a class) or an expression (outside)."""
         self.pos += 1
         if not self.more():
             raise self.error("unexpected end of pattern after '\\'")
@@ -208,21 +202,21 @@ class _Translator:
         self.pos += 1
         code = self.escaped_code(char)
         if code is not None:
-            return self.literal(code) if outside else _char(code)
+            return code
         if char in "pP":
             item = self.property(char == "P")
-            return "[" + item + "]" if outside else item
+            return item if inside else "[" + item + "]"
         shorthand = self.shorthand(char)
         if shorthand is not None:
-            return "[" + shorthand + "]" if outside else shorthand
+            return shorthand if inside else "[" + shorthand + "]"
         if char == "Q":
             end = self.src.find("\\E", self.pos)
             end = len(self.src) if end < 0 else end
             text, self.pos = self.src[self.pos:end], min(end + 2, len(self.src))
-            if outside:
-                return "@" + "".join(self.literal(ord(c)) for c in text)
-            return "".join(self.class_range(ord(c), ord(c)) for c in text)
-        if not outside:
+            if inside:
+                return "".join(self.class_range(ord(c), ord(c)) for c in text)
+            return "".join(self.literal(ord(c)) for c in text)
+        if inside:
             raise self.error(f"illegal escape \\{char} in a character class")
         # Java 19+: \b agrees with \w, so it is an ASCII word boundary unless UNICODE_CHARACTER_CLASS.
         word = "[a-zA-Z0-9_]"
@@ -232,19 +226,19 @@ class _Translator:
                    "Z": r"(?=\n?\Z)" if "d" in self.flags else rf"(?<!\r(?=\n))(?=(?:\r\n|[{_TERMINATORS}])?\Z)",
                    "R": r"(?>\r\n|[\n\x0b\f\r\x85\u2028\u2029])"}
         if char in anchors:
-            return "@" + anchors[char]
+            return anchors[char]
         if char.isdigit():
             number = char
             while self.more() and self.src[self.pos].isdigit() and int(number + self.src[self.pos]) <= self.groups:
                 number += self.src[self.pos]
                 self.pos += 1
-            return f"@\x00{number}\x00"  # resolved when the number of groups is known
+            return f"\x00{number}\x00"  # resolved when the number of groups is known
         if char == "k":
             found = re.compile(r"<([A-Za-z][A-Za-z0-9]*)>").match(self.src, self.pos)
             if not found:
                 raise self.error("\\k is not followed by <name>")
             self.pos = found.end()
-            return f"@(?P={found.group(1)})"
+            return f"(?P={found.group(1)})"
         raise self.error(f"illegal or unsupported escape sequence \\{char}")
 
     def escaped_code(self, char: str) -> int | None:
@@ -355,41 +349,31 @@ class _Translator:
                 continue
             start = self.class_atom()
             self.skip_comments()
-            if start.startswith("#") and self.peek("-") and not self.src.startswith("]", self.pos + 1) \
+            if isinstance(start, int) and self.peek("-") and not self.src.startswith("]", self.pos + 1) \
                     and not self.src.startswith("[", self.pos + 1):
                 self.pos += 1
                 self.skip_comments()
                 end = self.class_atom()
-                if not end.startswith("#") or int(end[1:]) < int(start[1:]):
+                if not isinstance(end, int) or end < start:
                     raise self.error("illegal character range")
-                items.append(self.class_range(int(start[1:]), int(end[1:])))
+                items.append(self.class_range(start, end))
             else:
-                code = int(start[1:]) if start.startswith("#") else None
-                items.append(self.class_range(code, code) if code is not None else start)
+                items.append(self.class_range(start, start) if isinstance(start, int) else start)
         operands.append("".join(items))
-        nonempty = [f"[{operand}]" for operand in operands if operand]
-        body = "&&".join(nonempty) if nonempty else ""
+        body = "&&".join(f"[{operand}]" for operand in operands if operand)
         if not body:
             raise self.error("empty character class")
         return ("^" if negated else "") + body
 
-    def class_atom(self) -> str:
-        """One class member: ``#code`` for a single character, else a set item."""
+    def class_atom(self) -> int | str:
+        """One class member: the code point of a single character, else a set item."""
         if not self.more():
             raise self.error("unclosed character class")
         char = self.src[self.pos]
         if char != "\\":
             self.pos += 1
-            return f"#{ord(char)}"
-        if self.src.startswith("\\Q", self.pos):
-            return self.class_escape()
-        start = self.pos
-        item = self.class_escape()
-        if item.startswith("\\U") and len(item) == 10 and self.src[start + 1] not in "pPdDwWsShHvV":
-            return f"#{int(item[2:], 16)}"
-        if len(item) == 1:
-            return f"#{ord(item)}"
-        return item
+            return ord(char)
+        return self.escape(inside=True)
 
 
 def _initial_flags(flags: int) -> set[str]:
@@ -401,29 +385,32 @@ def _initial_flags(flags: int) -> set[str]:
     return letters
 
 
-def _translate(pattern: str, flags: int = 0) -> tuple[str, bool]:
-    translator = _Translator(pattern, _initial_flags(flags))
-    return translator.translate(), translator.uses_ignorecase
+def _translate(pattern: str, flags: int = 0) -> str:
+    return _Translator(pattern, _initial_flags(flags)).translate()
 
 
 def to_python_pattern(pattern: str, flags: int = 0) -> str:
     """The ``regex`` (version 1) pattern with the meaning of a Java pattern; ValueError when it is invalid.
 
     ``flags`` as for java_regex; IGNORECASE must still be given to ``regex.compile`` (or as ``(?i)``)."""
-    return _translate(pattern, flags)[0]
+    return _translate(pattern, flags)
 
 
 @lru_cache(maxsize=512)
 def java_regex(pattern: str, flags: int = 0) -> regex.Pattern[str]:
-    """Compile a Java regular expression; ``flags`` are ``re`` flags (IGNORECASE, MULTILINE, DOTALL,
-    VERBOSE; ASCII is Java's default anyway) plus UNICODE_CASE, UNICODE_CHARACTER_CLASS and UNIX_LINES. Raises ValueError naming the pattern when it is invalid."""
-    translated, _ = _translate(pattern, flags)
+    """Compile a Java regular expression; ValueError naming the pattern when it is invalid.
+
+    ``flags`` are ``re`` flags (IGNORECASE, MULTILINE, DOTALL, VERBOSE; ASCII is Java's default anyway)
+    plus UNICODE_CASE, UNICODE_CHARACTER_CLASS and UNIX_LINES.
+    """
+    translated = _translate(pattern, flags)
     compiled_flags = regex.V1 | (regex.IGNORECASE if flags & re.IGNORECASE else 0)
     try:
         # Java folds case one character at a time (simple case folding), never 'ß' to 'ss'.
         return regex.compile("(?-f)" + translated, compiled_flags)
     except regex.error as exc:
-        raise ValueError(f"invalid regular expression {pattern!r}: {exc}") from None
+        # exc.msg without its position, which is one in the translation, not in the user's pattern
+        raise ValueError(f"invalid regular expression {pattern!r}: {exc.msg}") from None
 
 
 def java_replacement(replacement: str, groups: int) -> str:

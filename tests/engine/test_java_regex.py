@@ -26,6 +26,7 @@ def full(pattern: str, text: str, flags: int = 0) -> bool:
     # Scripts, blocks, categories, binary properties.
     (r"\p{IsLatin}", "é", "α"), (r"\p{script=Greek}", "α", "a"), (r"\p{sc=Cyrillic}", "ж", "a"),
     (r"\p{InGreek}", "α", "a"), (r"\p{block=Basic Latin}", "a", "é"), (r"\p{blk=Cyrillic}", "ж", "α"),
+    (r"\p{IsInherited}", "\u0951", "a"), (r"\p{IsDevanagari}", "क", "\u0951"),  # Script, not Script_Extensions
     (r"\p{InBasicLatin}", "a", "é"), (r"\p{L}", "ж", "1"), (r"\p{Lu}", "Ж", "ж"), (r"\pL", "x", "1"),
     (r"\p{IsL}", "x", "1"), (r"\p{IsLu}", "X", "x"), (r"\p{general_category=Lu}", "X", "x"),
     (r"\p{gc=Nd}", "٣", "x"), (r"\p{IsAlphabetic}", "ж", "1"), (r"\p{IsWhite_Space}", "\u2028", "x"),
@@ -153,6 +154,12 @@ def test_invalid_patterns_are_value_errors_naming_them(pattern):
     with pytest.raises(ValueError) as error:
         java_regex(pattern)
     assert repr(pattern) in str(error.value)
+
+
+def test_an_unknown_family_is_named():
+    for name in ("IsNope", "InNope", "script=Nope", "Nope"):
+        with pytest.raises(ValueError, match=f"unknown character property name {{{name}}}"):
+            java_regex(rf"\p{{{name}}}")
 
 
 def test_flags_passed_by_callers():
