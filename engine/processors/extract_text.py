@@ -93,7 +93,7 @@ _BATCH = 100
 
 
 def compile_flags(properties) -> tuple[int, bool, bool]:
-    """Python ``re`` flags for the flag properties, whether the pattern is literal, and whether
+    """The java_regex flags for the flag properties, whether the pattern is literal, and whether
     canonical equivalence (NFC normalization) is on. ``properties`` maps property names to values."""
 
     def on(descriptor: PropertyDescriptor) -> bool:
@@ -140,10 +140,8 @@ class ExtractText(Processor):
     goes to 'matched' when some attribute was set (ATTRIBUTES_MODIFIED provenance), to
     'unmatched' otherwise.
 
-    Only the first Maximum Buffer Size bytes of the content are looked at. Expressions use Java
-    syntax as NiFi users write them and run on Python's ``re``; each flag property says how it
-    maps. Inline flags Python lacks (``(?d)``, ``(?u)``, ``(?U)``) make an expression invalid: use
-    the properties instead.
+    Only the first Maximum Buffer Size bytes of the content are looked at. Expressions are Java's,
+    with Java's meaning (engine/java_regex.py), inline flags included.
     """
 
     nifi_type = "org.apache.nifi.processors.standard.ExtractText"
