@@ -6,7 +6,7 @@ and blocks, nested classes with intersection, scoped inline flags and grapheme c
 translation gives Java's meanings where the two differ: ASCII ``\\w \\d \\s`` and POSIX classes
 (Unicode with ``(?U)``), Java's line terminators for ``.``, ``^``, ``$`` and ``\\Z`` (only ``\\n``
 with ``(?d)``), Java's ``\\h``/``\\v``, ``\\Q...\\E``, ``(?x)`` comments also inside classes, and
-ASCII-only case folding of literals unless ``(?u)``.
+ASCII-only case folding of letters and classes unless ``(?u)``.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ _TERMINATORS = r"\n\r\x85\u2028\u2029"
 _FLAG_LETTERS = "idmsuxU"
 _SIMPLE_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "a": "\a", "e": "\x1b"}
 _QUANTIFIER = re.compile(r"\{(\d+)(,(\d*))?\}")
+_NAMED_GROUP = re.compile(r"\?<([A-Za-z][A-Za-z0-9]*)>")
+_INLINE_FLAGS = re.compile(rf"\?([{_FLAG_LETTERS}]*)(?:-([{_FLAG_LETTERS}]*))?([:)])")
 
 
 def _char(code: int) -> str:
@@ -42,6 +44,8 @@ def _char(code: int) -> str:
 
 
 class _Translator:
+    """One pass over a Java pattern, tracking its inline flags group by group, emitting ``regex`` syntax."""
+
     def __init__(self, pattern: str, flags: set[str]) -> None:
         self.src = pattern
         self.pos = 0
@@ -170,13 +174,13 @@ class _Translator:
                 self.pos += len(java)
                 self.stack.append(saved)
                 return python
-        named = re.compile(r"\?<([A-Za-z][A-Za-z0-9]*)>").match(self.src, self.pos)
+        named = _NAMED_GROUP.match(self.src, self.pos)
         if named:
             self.pos = named.end()
             self.groups += 1
             self.stack.append(saved)
             return f"(?P<{named.group(1)}>"
-        found = re.compile(rf"\?([{_FLAG_LETTERS}]*)(?:-([{_FLAG_LETTERS}]*))?([:)])").match(self.src, self.pos)
+        found = _INLINE_FLAGS.match(self.src, self.pos)
         if not found:
             raise self.error("unknown inline modifier or group construct")
         self.pos = found.end()
