@@ -29,8 +29,10 @@ import math
 import re
 from typing import Any
 
+import regex
 from jsonpath_ng import Child, Descendants, Fields, Index, Root, This
 from jsonpath_ng.exceptions import JsonPathLexerError, JsonPathParserError
+from jsonpath_ng.ext import filter as _jsonpath_filter
 from jsonpath_ng.ext import parse as _parse
 
 from engine.java_regex import to_python_pattern
@@ -100,7 +102,17 @@ _FUNCTIONS = {
 }
 
 
-_REGEX_FLAGS = {"i": "i", "m": "m", "s": "s", "x": "x"}
+_REGEX_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
+
+
+@functools.lru_cache(maxsize=256)
+def _java_search(pattern: str) -> regex.Pattern[str]:
+    return regex.compile("(?-f)" + pattern, regex.V1)
+
+
+# jsonpath-ng evaluates '=~' with re.search; the translated Java patterns need the regex module.
+_jsonpath_filter.OPERATOR_MAP["=~"] = lambda value, pattern: isinstance(value, str) and bool(
+    _java_search(pattern).search(value))
 _REGEX_FILTER = re.compile(r"=~\s*/((?:\\.|[^/\\])*)/([a-zA-Z]*)")
 
 
@@ -123,11 +135,13 @@ def _regex_filters(path: str) -> str:
         elif path.startswith("=~", i):
             found = _REGEX_FILTER.match(path, i)
             if found:
-                flags = "".join(sorted({_REGEX_FLAGS[f] for f in found.group(2) if f in _REGEX_FLAGS}))
-                pattern = (f"(?{flags})" if flags else "") + rf"\A(?:{to_python_pattern(found.group(1))})\Z"
+                letters = set(found.group(2))
+                flags = sum(bit for letter, bit in _REGEX_FLAGS.items() if letter in letters)
                 try:
-                    re.compile(pattern)
-                except re.error as exc:
+                    translated = to_python_pattern(found.group(1), flags)
+                    pattern = ("(?i)" if "i" in letters else "") + rf"\A(?:{translated})\Z"
+                    _java_search(pattern)
+                except (ValueError, regex.error) as exc:
                     raise InvalidPathError(f"invalid JSON path {path!r}: bad regular expression: {exc}") from None
                 out.append('=~ "' + pattern.replace("\\", "\\\\").replace('"', '\\"') + '"')
                 i = found.end()

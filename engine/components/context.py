@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections import ChainMap
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Protocol
@@ -17,6 +16,8 @@ from engine.java_regex import java_regex
 from engine.units import parse_data_size, parse_duration
 
 if TYPE_CHECKING:
+    import regex
+
     from engine.components.state import StateManager
     from engine.confinement import Policy
     from engine.flowfile import FlowFile
@@ -162,7 +163,7 @@ class PropertyValue:
         """The value as a number of bytes (``1 KB`` → 1024)."""
         return None if self._raw is None else parse_data_size(self._raw)
 
-    def as_regex(self, flags: int = 0) -> re.Pattern[str] | None:
+    def as_regex(self, flags: int = 0) -> regex.Pattern[str] | None:
         """The value compiled as a (Java-syntax) regular expression."""
         return None if self._raw is None else java_regex(self._raw, flags)
 

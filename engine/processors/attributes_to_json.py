@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from engine.components import (
@@ -18,6 +17,7 @@ from engine.components import (
 )
 from engine.components import validators as v
 from engine.jackson import compact, pretty
+from engine.java_regex import java_regex
 
 JSON_ATTRIBUTE = "JSONAttributes"
 DESTINATION_ATTRIBUTE = "flowfile-attribute"
@@ -86,7 +86,7 @@ class AttributesToJSON(Processor):
         names = [name.strip() for name in listed.split(",")] if listed and listed.strip() else None
         self._listed = list(dict.fromkeys(names)) if names is not None else None
         regex = context.property(ATTRIBUTES_REGEX)
-        self._regex = re.compile(regex.evaluate().value) if regex.is_set() else None
+        self._regex = java_regex(regex.evaluate().value) if regex.is_set() else None
         self._excluded = frozenset() if context.property(INCLUDE_CORE_ATTRIBUTES).as_bool() else CORE_ATTRIBUTES
         self._null_for_missing = context.property(NULL_VALUE).as_bool()
         self._to_content = context.property(DESTINATION).value == DESTINATION_CONTENT

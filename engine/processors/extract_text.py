@@ -6,6 +6,8 @@ import codecs
 import re
 import unicodedata
 
+import regex
+
 from engine.components import (
     DynamicProperties,
     InputRequirement,
@@ -14,6 +16,7 @@ from engine.components import (
     Relationship,
 )
 from engine.components import validators as v
+import engine.java_regex as java_regex_flags
 from engine.java_regex import java_regex
 from engine.units import parse_data_size
 
@@ -66,14 +69,13 @@ MULTILINE = _flag(
     "flag (?m) does the same.")
 UNICODE_CASE = _flag(
     "Enable Unicode-aware Case Folding", "With case-insensitive matching, letters of every script match whatever "
-    "their case, not only ASCII ones. Python's engine cannot fold case this way while keeping \\w, \\d, \\s and "
-    "\\b ASCII-only, so this also makes them Unicode-aware.")
+    "their case, not only ASCII ones; the embedded flag (?u) does the same.")
 UNICODE_CHARACTER_CLASS = _flag(
     "Enable Unicode Predefined Character Classes", "\\w, \\d, \\s and \\b follow Unicode (letters, digits and "
     "spaces of every script) instead of ASCII; case folding is then Unicode-aware too.")
 UNIX_LINES = _flag(
-    "Enable Unix Lines Mode", "Only '\\n' ends a line for '.', '^' and '$'. Python's engine always behaves this "
-    "way, so the setting has no further effect.")
+    "Enable Unix Lines Mode", "Only '\\n' ends a line for '.', '^' and '$' (otherwise '\\r', '\\r\\n', U+0085, "
+    "U+2028 and U+2029 do too); the embedded flag (?d) does the same.")
 INCLUDE_GROUP_ZERO = PropertyDescriptor(
     "Include Capture Group 0", description="Whether the whole match (capture group 0) becomes an attribute too "
     "(it can be long).", required=True, default="true", allowed_values=_BOOLEAN)
@@ -91,7 +93,7 @@ _BATCH = 100
 
 
 def compile_flags(properties) -> tuple[int, bool, bool]:
-    """Python ``re`` flags for the flag properties, whether the pattern is literal, and whether
+    """The java_regex flags for the flag properties, whether the pattern is literal, and whether
     canonical equivalence (NFC normalization) is on. ``properties`` maps property names to values."""
 
     def on(descriptor: PropertyDescriptor) -> bool:
@@ -106,17 +108,22 @@ def compile_flags(properties) -> tuple[int, bool, bool]:
         flags |= re.DOTALL
     if on(MULTILINE):
         flags |= re.MULTILINE
-    if not on(UNICODE_CASE) and not on(UNICODE_CHARACTER_CLASS):
-        flags |= re.ASCII  # Java's default: ASCII character classes and ASCII case folding
+    if on(UNICODE_CASE):
+        flags |= java_regex_flags.UNICODE_CASE
+    if on(UNICODE_CHARACTER_CLASS):
+        flags |= java_regex_flags.UNICODE_CHARACTER_CLASS | java_regex_flags.UNICODE_CASE
+    if on(UNIX_LINES):
+        flags |= java_regex_flags.UNIX_LINES
     return flags, on(LITERAL), on(CANON_EQ)
 
 
-def compile_pattern(pattern: str, flags: int, literal: bool, canonical: bool) -> re.Pattern[str]:
+def compile_pattern(pattern: str, flags: int, literal: bool, canonical: bool) -> re.Pattern[str] | regex.Pattern[str]:
     """Compile a user's (Java-syntax) expression with the flags of ``compile_flags``."""
     if canonical:
         pattern = unicodedata.normalize("NFC", pattern)
     if literal:
-        return re.compile(re.escape(pattern), flags)
+        unicode_case = flags & java_regex_flags.UNICODE_CASE
+        return re.compile(re.escape(pattern), (flags & re.IGNORECASE) | (0 if unicode_case else re.ASCII))
     return java_regex(pattern, flags)
 
 
@@ -133,10 +140,8 @@ class ExtractText(Processor):
     goes to 'matched' when some attribute was set (ATTRIBUTES_MODIFIED provenance), to
     'unmatched' otherwise.
 
-    Only the first Maximum Buffer Size bytes of the content are looked at. Expressions use Java
-    syntax as NiFi users write them and run on Python's ``re``; each flag property says how it
-    maps. Inline flags Python lacks (``(?d)``, ``(?u)``, ``(?U)``) make an expression invalid: use
-    the properties instead.
+    Only the first Maximum Buffer Size bytes of the content are looked at. Expressions are Java's,
+    with Java's meaning (engine/java_regex.py), inline flags included.
     """
 
     nifi_type = "org.apache.nifi.processors.standard.ExtractText"

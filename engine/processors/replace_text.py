@@ -201,10 +201,9 @@ class ReplaceText(Processor):
     mode Regex Replace, Literal Replace and Substitute Variables hold the whole text in memory
     and send FlowFiles larger than the Maximum Buffer Size to failure.
 
-    Regular expressions use Java syntax as NiFi users write them and run on Python's ``re``:
-    ``\\w``, ``\\d`` and ``\\s`` are Unicode-aware, ``.`` matches ``\\r``, and ``$`` matches only
-    before a final ``\\n`` (Java stops at ``\\r`` as well), which matters for content with
-    ``\\r\\n`` line endings in Entire text mode. Replacement values follow NiFi: ``$N`` and ``\\``
+    Regular expressions are Java's, with Java's meaning (engine/java_regex.py): ``\\w``, ``\\d``
+    and ``\\s`` are ASCII unless ``(?U)``, and ``.``, ``$`` and ``^`` know ``\\r\\n``, ``\\r`` and
+    the Unicode line separators as line endings. Replacement values follow NiFi: ``$N`` and ``\\``
     escapes work unless the value holds a ``$`` followed by something other than a digit, in
     which case the whole value is literal text; values inserted by expressions never refer to
     groups.

@@ -120,9 +120,9 @@ class RouteText(Processor):
     Provenance: the new FlowFiles are children of the incoming one (FORK) and each gets a ROUTE
     event, as does the original.
 
-    Regular expressions use Java syntax as NiFi users write it and run on Python's ``re``: with
-    Ignore Case, regular expressions ignore case for all Unicode letters (Java's default is ASCII
-    only). Without 'Ignore Leading/Trailing Whitespace', a line is compared without its line
+    Regular expressions are Java's (engine/java_regex.py): with Ignore Case they ignore the case of
+    US-ASCII letters only, as Java's CASE_INSENSITIVE does (``(?u)`` in the expression folds all
+    Unicode letters). Without 'Ignore Leading/Trailing Whitespace', a line is compared without its line
     ending; the expression variable ``line`` holds the line as read, line ending included, as in
     NiFi. Content is read in chunks and the lines of each new FlowFile are spooled to disk past a
     few hundred kilobytes, so large inputs do not need to fit in memory.

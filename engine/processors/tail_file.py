@@ -186,7 +186,7 @@ class TailFile(Processor):
             if files.is_set():
                 try:
                     java_regex(files.evaluate().value)
-                except re.error as error:
+                except ValueError as error:
                     yield f"'Files to Tail' is not a valid regular expression: {error}"
 
     def on_scheduled(self, context):

@@ -20,6 +20,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from engine.expression.dates import compile_pattern
+from engine.java_regex import java_regex as _java_regex
 from engine.java_text import java_double
 
 __all__ = [
@@ -152,13 +153,10 @@ def test_compare(op: str, lhs: Any, rhs: Any) -> bool:
 
 # --- regular expressions --------------------------------------------------------------------------
 
-@lru_cache(maxsize=256)
-def java_regex(pattern: str) -> re.Pattern[str]:
-    """Compile a Java regular expression with Python's ``re``: ``(?<name>...)`` and ``\\k<name>``
-    are rewritten; constructs ``re`` lacks (``\\p{Alpha}``, possessive quantifiers) raise ``re.error``."""
-    rewritten = re.sub(r"(?<!\\)\(\?<([A-Za-z][A-Za-z0-9]*)>", r"(?P<\1>", pattern)
-    rewritten = re.sub(r"\\k<([A-Za-z][A-Za-z0-9]*)>", r"(?P=\1)", rewritten)
-    return re.compile(rewritten)
+def java_regex(pattern: str) -> Any:
+    """Compile a Java regular expression (engine/java_regex.py: Java's syntax and meaning); ValueError
+    naming it when it is invalid."""
+    return _java_regex(pattern)
 
 
 def java_replacement(replacement: str) -> str:

@@ -98,6 +98,9 @@ def test_a_function_after_an_indefinite_path_applies_to_each_match(book):
     ("$.phoneNumbers[?(@.type =~ /HOME/i)].number", ["212 555-1234"]),
     ("$.phoneNumbers[?(@.type =~ /om/)].number", []),
     ("$.phoneNumbers[?(@.number =~ /\\d{3} 555-\\d{4}/)].type", ["home", "office"]),
+    ("$.phoneNumbers[?(@.type =~ /\\p{Lower}+/)].type", ["home", "office"]),
+    ("$.phoneNumbers[?(@.type =~ /[a-z&&[^f]]+/)].type", ["home"]),
+    ("$.phoneNumbers[?(@.type =~ /\\p{IsGreek}+/)].type", []),
     ("$.phoneNumbers[?(@.type == '=~ /x/')].number", []),
     ("$.phoneNumbers[?(@.type == 'home' || @.type == 'office')].type", ["home", "office"]),
     ("$.phoneNumbers[?(@.type != 'home')].type", ["office"]),
@@ -111,6 +114,8 @@ def test_filters(book, path, expected):
 def test_a_bad_regular_expression_in_a_filter_is_an_invalid_path():
     with pytest.raises(InvalidPathError, match="bad regular expression"):
         jsonpath.compile("$.a[?(@.b =~ /(/)]")
+    with pytest.raises(InvalidPathError, match="unknown character property name"):
+        jsonpath.compile("$.a[?(@.b =~ /\\p{Nope}/)]")
 
 
 def test_aggregating_an_empty_array_is_an_error(book):

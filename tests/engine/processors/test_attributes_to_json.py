@@ -41,6 +41,15 @@ def test_listed_and_matching_attributes_with_missing_ones_empty_or_null(tmp_path
         assert out.attributes["JSONAttributes"] == '{"missing":null}'
 
 
+def test_the_attributes_regular_expression_is_java(tmp_path):
+    properties = {"Attributes Regular Expression": r"\p{Upper}\p{Lower}+|\Qa.b\E"}
+    with ProcessorTestRunner("AttributesToJSON", tmp_path, properties) as runner:
+        runner.enqueue(b"", Color="blue", Éclat="x", **{"a.b": "1", "axb": "2"})
+        runner.run()
+        (out,) = runner.output("success")
+        assert json.loads(out.attributes["JSONAttributes"]) == {"Color": "blue", "a.b": "1"}
+
+
 def test_content_destination_pretty_prints_like_jackson_and_sets_the_mime_type(tmp_path):
     properties = {"Destination": "flowfile-content", "Attributes List": "a,b", "Pretty Print": "true",
                   "JSON Handling Strategy": "NESTED"}

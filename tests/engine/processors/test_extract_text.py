@@ -130,6 +130,8 @@ def test_only_the_first_maximum_buffer_size_bytes_are_searched(extract):
     ("Permit Whitespace and Comments in Pattern", "(a b) # the letters", b"ab", "ab"),
     ("Enable Literal Parsing of the Pattern", "(a.b)", b"x(a.b)x", None),
     ("Enable Unicode Predefined Character Classes", r"(\w+)", "café".encode(), "café"),
+    ("Enable Unicode Predefined Character Classes", r"(\p{Alpha}+)", "жук".encode(), "жук"),
+    ("Enable Unix Lines Mode", "a(.)", b"a\r", "\r"),
 ])
 def test_flag_properties(extract, flag, pattern, content, expected):
     off = extract({"r": pattern, "Include Capture Group 0": "true"})
@@ -143,6 +145,12 @@ def test_flag_properties(extract, flag, pattern, content, expected):
         assert flowfile.attributes["r.1"] == expected
     if off.output("matched"):
         assert off.output("matched")[0].attributes.get("r.1") != expected, "the flag makes the difference"
+
+
+def test_inline_flags_and_java_families(extract):
+    runner = extract({"r": r"(?U)(\w+) (?d)(.)(?u)(?i)(É)\p{IsGreek}"})
+    flowfile = matched_one(runner, "жук \réα".encode())
+    assert [flowfile.attributes[f"r.{n}"] for n in (1, 2, 3)] == ["жук", "\r", "é"]
 
 
 def test_literal_pattern_without_the_flag_is_invalid_here(extract):

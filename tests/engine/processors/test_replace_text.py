@@ -248,8 +248,13 @@ def test_content_without_a_trailing_newline(replace):
 
 
 def test_unicode_content(replace):
-    runner = replace({"Regular Expression": r"(\w+)", "Replacement Value": "«$1»"})
+    runner = replace({"Regular Expression": r"(?U)(\w+)", "Replacement Value": "«$1»"})
     assert result(runner, "грüße 東京\n".encode()) == "«грüße» «東京»\n".encode()
+
+
+def test_word_class_is_ascii_as_in_java(replace):
+    runner = replace({"Regular Expression": r"(\w+)", "Replacement Value": "«$1»"})
+    assert result(runner, "грüß abc\n".encode()) == "грüß «abc»\n".encode()
 
 
 @pytest.mark.parametrize("charset", ["ISO-8859-1", "UTF-16", "UTF-16LE", "cp1252"])
