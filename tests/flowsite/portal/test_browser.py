@@ -33,14 +33,14 @@ def test_build_and_configure_a_flow_in_the_browser(live_server, transactional_db
         expect(page.locator("h1")).to_have_text("Ingest")
 
         page.get_by_role("link", name="+ Add processor").click()
-        page.locator("label.type-card", has_text="GenerateFlowFile").click()
+        page.locator("label.type-card:has(input[value='GenerateFlowFile'])").click()
         page.get_by_placeholder("Name (the type's name if empty)").fill("gen")
         page.get_by_role("button", name="Add processor").click()
         expect(page.locator("#validation-status")).to_have_text("INVALID")
         page.get_by_role("link", name="Ingest", exact=True).click()
 
         page.get_by_role("link", name="+ Add processor").click()
-        page.locator("label.type-card", has_text="PutFile").click()
+        page.locator("label.type-card:has(input[value='PutFile'])").click()
         page.get_by_placeholder("Name (the type's name if empty)").fill("put")
         page.get_by_role("button", name="Add processor").click()
         expect(page.locator("#validation-errors")).to_contain_text("'Directory' is required")
