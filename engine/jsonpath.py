@@ -16,8 +16,9 @@ scalars, as ``json.loads`` gives them):
 
 Filters take Jayway's comparisons, ``&&``, ``||``, ``!``, existence (``[?(@.isbn)]``), paths from the root
 (``@.price < $.limit``), ``=~ /regex/flags`` (a Java regular expression matching the whole value) and the
-``in``, ``nin``, ``subsetof``, ``anyof``, ``noneof``, ``size`` and ``empty`` operators
-(``[?(@.category in ['fiction', 'poetry'])]``, ``[?(@.tags size 2)]``; see :mod:`engine.jsonpath_filters`).
+``in``, ``nin``, ``subsetof``, ``anyof``, ``noneof``, ``size``, ``empty``, ``contains``, ``===`` and ``!==``
+operators (``[?(@.category in ['fiction', 'poetry'])]``, ``[?(@.tags size 2)]``, ``[?(@.isbn === '1')]``; see
+:mod:`engine.jsonpath_filters`).
 
 An invalid path raises :class:`InvalidPathError` from ``compile``.
 """
