@@ -39,7 +39,7 @@ from typing import Any, Callable
 from jsonpath_ng import DatumInContext, JSONPath, Root
 from jsonpath_ng.ext.filter import And, Expression, Filter, Or
 
-__all__ = ["OPERATORS", "Relation", "rewrite", "substitute"]
+__all__ = ["OPERATORS", "Relation", "compare", "rewrite", "substitute"]
 
 OPERATORS = ("in", "nin", "subsetof", "anyof", "noneof", "size", "empty", "contains")
 SYMBOL_OPERATORS = ("===", "!==")
@@ -112,6 +112,25 @@ def _json_equal(left: Any, right: Any) -> bool:
     if type(left) is not type(right):
         return False
     return _equal(left, right) if isinstance(left, (list, dict)) else left == right
+
+
+_ORDERINGS: dict[str, Callable[[Any, Any], bool]] = {
+    "<": lambda left, right: left < right,
+    "<=": lambda left, right: left <= right,
+    ">": lambda left, right: left > right,
+    ">=": lambda left, right: left >= right,
+}
+
+
+def compare(operator: str, left: Any, right: Any) -> bool:
+    """Jayway's ``==``, ``!=``, ``<``, ``<=``, ``>`` and ``>=``: equality as value nodes (``1 == '1'``), ordering
+    only between two numbers or two strings (false otherwise)."""
+    if operator in ("==", "="):
+        return _equal(left, right)
+    if operator == "!=":
+        return not _equal(left, right)
+    both_numbers = _is_number(left) and _is_number(right)
+    return (both_numbers or isinstance(left, str) and isinstance(right, str)) and _ORDERINGS[operator](left, right)
 
 
 def _contains(items: list, value: Any) -> bool:

@@ -15,7 +15,8 @@ from engine import jsonpath
 from engine.jackson import compact
 from engine.java_text import java_double
 
-__all__ = ["compile_path", "is_json", "json_path", "json_path_delete", "json_path_set", "json_path_add", "json_path_put"]
+__all__ = ["compile_path", "is_json", "json_path", "json_path_delete", "json_path_set", "json_path_add",
+           "json_path_put"]
 
 _DECODER = json.JSONDecoder(parse_constant=lambda name: (_ for _ in ()).throw(ValueError(f"{name} is not JSON")))
 

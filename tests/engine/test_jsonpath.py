@@ -427,3 +427,20 @@ def test_a_misused_contains_or_strict_equality_is_an_invalid_path(path, message)
     with pytest.raises(InvalidPathError, match="invalid JSON path") as raised:
         jsonpath.compile(path)
     assert message in str(raised.value)
+
+
+def test_comparisons_follow_jayway_not_rfc_9535():
+    document = {"items": [{"a": 1}, {"a": "1"}, {"a": 1.5}, {"a": True}, {"a": "b"}, {"b": 0}], "limit": "1"}
+    read = lambda path: jsonpath.compile(path).read(document)  # noqa: E731
+    # A number equals a string holding the same number, from a literal or from a path.
+    assert read("$.items[?(@.a == 1)]") == [{"a": 1}, {"a": "1"}]
+    # ... but two strings compare as text.
+    assert read("$.items[?(@.a == '1.0')]") == [{"a": 1}]
+    assert read("$.items[?(@.a == $.limit)]") == [{"a": 1}, {"a": "1"}]
+    assert read("$.items[?(@.a != 1)]") == [{"a": 1.5}, {"a": True}, {"a": "b"}, {"b": 0}]
+    # Ordering is only between two numbers or two strings.
+    assert read("$.items[?(@.a >= 1)]") == [{"a": 1}, {"a": 1.5}]
+    assert read("$.items[?(@.a > '0')]") == [{"a": "1"}, {"a": "b"}]
+    assert read("$.items[?(@.a < true)]") == []
+    # The regular-expression operator is unchanged by this.
+    assert read("$.items[?(@.a =~ /[a-z]/)]") == [{"a": "b"}]
