@@ -14,10 +14,12 @@ scalars, as ``json.loads`` gives them):
   the path matches nothing and :class:`InvalidModificationError` when the target cannot take the change
   (adding to something that is not an array, setting the root, ...).
 
-Filters take Jayway's comparisons, ``&&``, ``||``, ``!``, existence (``[?(@.isbn)]``), paths from the root
-(``@.price < $.limit``), ``=~ /regex/flags`` (a Java regular expression matching the whole value) and the
-``in``, ``nin``, ``subsetof``, ``anyof``, ``noneof``, ``size`` and ``empty`` operators
-(``[?(@.category in ['fiction', 'poetry'])]``, ``[?(@.tags size 2)]``; see :mod:`engine.jsonpath_filters`).
+Filters take Jayway's comparisons (a number equals a string holding it, ``1 == '1'``; ``<``, ``<=``, ``>``,
+``>=`` order only two numbers or two strings), ``&&``, ``||``, ``!``, existence (``[?(@.isbn)]``), paths from
+the root (``@.price < $.limit``), ``=~ /regex/flags`` (a Java regular expression matching the whole value) and the
+``in``, ``nin``, ``subsetof``, ``anyof``, ``noneof``, ``size``, ``empty``, ``contains``, ``===`` and ``!==``
+operators (``[?(@.category in ['fiction', 'poetry'])]``, ``[?(@.tags size 2)]``, ``[?(@.isbn === '1')]``; see
+:mod:`engine.jsonpath_filters`).
 
 An invalid path raises :class:`InvalidPathError` from ``compile``.
 """
@@ -36,6 +38,7 @@ from jsonpath_ng.ext import filter as _jsonpath_filter
 from jsonpath_ng.ext import parse as _parse
 
 from engine.java_regex import to_python_pattern
+from engine.jsonpath_filters import compare as _jayway_compare
 from engine.jsonpath_filters import rewrite as _rewrite_relations
 from engine.jsonpath_filters import substitute as _substitute_relations
 
@@ -113,6 +116,16 @@ def _java_search(pattern: str) -> regex.Pattern[str]:
 # jsonpath-ng evaluates '=~' with re.search; the translated Java patterns need the regex module.
 _jsonpath_filter.OPERATOR_MAP["=~"] = lambda value, pattern: isinstance(value, str) and bool(
     _java_search(pattern).search(value))
+
+
+def _compare(operator: str, left: Any, right: Any) -> bool:
+    if operator == "=~":
+        return isinstance(right, str) and _jsonpath_filter.OPERATOR_MAP["=~"](left, right)
+    return _jayway_compare(operator, left, right)
+
+
+# jsonpath-ng compares as RFC 9535 does ('1' == 1 is false); Jayway compares as its value nodes do.
+_jsonpath_filter._compare = _compare
 _REGEX_FILTER = re.compile(r"=~\s*/((?:\\.|[^/\\])*)/([a-zA-Z]*)")
 
 

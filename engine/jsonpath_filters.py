@@ -1,5 +1,5 @@
-"""Jayway's word filter operators for engine/jsonpath.py: ``in``, ``nin``, ``subsetof``, ``anyof``, ``noneof``,
-``size`` and ``empty``.
+"""Jayway's filter operators that jsonpath-ng lacks, for engine/jsonpath.py: ``in``, ``nin``, ``subsetof``,
+``anyof``, ``noneof``, ``size``, ``empty``, ``contains`` and the type-aware ``===`` and ``!==``.
 
 jsonpath-ng has none of them, so :func:`rewrite` takes each relation that uses one (``@.tags anyof ['a']``) out
 of the path's filters and leaves in its place a placeholder existence test that jsonpath-ng parses;
@@ -21,6 +21,10 @@ objects equal arrays and objects with the same content (where Jayway fails on th
   ``N`` elements.
 * ``L empty true|false``: whether the string, array or object ``L`` is empty; false for anything else (and
   when a path on the right gives something other than true or false).
+* ``L contains R``: the string ``L`` contains the string ``R``, or the array ``L`` has an element equal to ``R``;
+  false for anything else.
+* ``L === R`` / ``L !== R``: equality (its negation) that also needs both sides of the same kind, as Jayway's
+  value-node classes: ``1 === '1'`` is false where ``1 == '1'`` is true; a missing value is ``!==`` everything.
 
 Operator names are case-insensitive, as Jayway's are. ``!(L op R)`` negates a relation; like Jayway,
 ``!@.a in [...]`` is the same as ``@.a in [...]`` (the ``!`` only negates an existence test).
@@ -35,12 +39,13 @@ from typing import Any, Callable
 from jsonpath_ng import DatumInContext, JSONPath, Root
 from jsonpath_ng.ext.filter import And, Expression, Filter, Or
 
-__all__ = ["OPERATORS", "Relation", "rewrite", "substitute"]
+__all__ = ["OPERATORS", "Relation", "compare", "rewrite", "substitute"]
 
-OPERATORS = ("in", "nin", "subsetof", "anyof", "noneof", "size", "empty")
+OPERATORS = ("in", "nin", "subsetof", "anyof", "noneof", "size", "empty", "contains")
+SYMBOL_OPERATORS = ("===", "!==")
 
 _MARKER = "__flowsite_jayway_relation_{}__"
-_ANY_OPERATOR = re.compile(r"(?i)(?<![\w@$.\-])(?:" + "|".join(OPERATORS) + r")(?![\w\-])")
+_ANY_OPERATOR = re.compile(r"(?i)(?<![\w@$.\-])(?:" + "|".join(OPERATORS) + r")(?![\w\-])|===|!==")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _JAVA_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _WORD = re.compile(r"[A-Za-z_]\w*")
@@ -109,6 +114,25 @@ def _json_equal(left: Any, right: Any) -> bool:
     return _equal(left, right) if isinstance(left, (list, dict)) else left == right
 
 
+_ORDERINGS: dict[str, Callable[[Any, Any], bool]] = {
+    "<": lambda left, right: left < right,
+    "<=": lambda left, right: left <= right,
+    ">": lambda left, right: left > right,
+    ">=": lambda left, right: left >= right,
+}
+
+
+def compare(operator: str, left: Any, right: Any) -> bool:
+    """Jayway's ``==``, ``!=``, ``<``, ``<=``, ``>`` and ``>=``: equality as value nodes (``1 == '1'``), ordering
+    only between two numbers or two strings (false otherwise)."""
+    if operator in ("==", "="):
+        return _equal(left, right)
+    if operator == "!=":
+        return not _equal(left, right)
+    both_numbers = _is_number(left) and _is_number(right)
+    return (both_numbers or isinstance(left, str) and isinstance(right, str)) and _ORDERINGS[operator](left, right)
+
+
 def _contains(items: list, value: Any) -> bool:
     return any(_equal(value, item) for item in items)
 
@@ -135,6 +159,29 @@ def _empty(left: Any, right: Any) -> bool:
     return isinstance(right, bool) and isinstance(left, (str, list, dict)) and (len(left) == 0) == right
 
 
+def _contains_operator(left: Any, right: Any) -> bool:
+    if isinstance(left, str) and isinstance(right, str):
+        return right in left
+    return isinstance(left, list) and _contains(left, right)
+
+
+def _kind(value: Any) -> str:
+    """The Jayway value-node class a value would have (arrays and objects are both JSON nodes)."""
+    if value is UNDEFINED:
+        return "undefined"
+    if isinstance(value, bool):
+        return "boolean"
+    if value is None:
+        return "null"
+    if _is_number(value):
+        return "number"
+    return "string" if isinstance(value, str) else "json"
+
+
+def _strict_equal(left: Any, right: Any) -> bool:
+    return _kind(left) == _kind(right) and _equal(left, right)
+
+
 _EVALUATORS: dict[str, Callable[[Any, Any], bool]] = {
     "in": _in,
     "nin": lambda left, right: not _in(left, right),
@@ -143,6 +190,9 @@ _EVALUATORS: dict[str, Callable[[Any, Any], bool]] = {
     "noneof": _both_arrays(lambda left, right: not any(_contains(right, item) for item in left)),
     "size": _size,
     "empty": _empty,
+    "contains": _contains_operator,
+    "===": _strict_equal,
+    "!==": lambda left, right: not _strict_equal(left, right),
 }
 
 
@@ -164,7 +214,7 @@ class _Operand:
 
 
 class Relation(JSONPath):
-    """A filter term ``left operator right`` with one of Jayway's word operators (jsonpath-ng node)."""
+    """A filter term ``left operator right`` with one of the operators of this module (jsonpath-ng node)."""
 
     def __init__(self, left: _Operand, operator: str, right: _Operand, negated: bool = False) -> None:
         self.operator, self.negated = operator, negated
@@ -327,6 +377,8 @@ def _tokens(body: str) -> list[list[str]]:
             end, kind = _path_end(body, i), "path"
         elif char in "[{":
             end, kind = _closing(body, i) + 1, "literal"
+        elif body.startswith(SYMBOL_OPERATORS, i):
+            end, kind = i + 3, "operator"
         elif number:
             end, kind = number.end(), "literal"
         elif word:
@@ -408,7 +460,7 @@ def _rewrite_filter(body: str, relations: dict[str, Relation], compile_path: Cal
 
 
 def rewrite(path: str, relations: dict[str, Relation], compile_path: Callable[[str], Any]) -> str:
-    """``path`` with each relation using a word operator replaced by a placeholder, recorded in ``relations``.
+    """``path`` with each relation using one of these operators replaced by a placeholder, recorded in ``relations``.
 
     ``compile_path`` compiles a side that is a path (it must give an object with ``read(item)``, raising
     LookupError when a definite path finds nothing). Raises ValueError when an operator is misused.
@@ -465,4 +517,5 @@ def substitute(expression: JSONPath, relations: dict[str, Relation]) -> None:
     used: set[str] = set()
     _walk(expression, relations, used)
     if len(used) != len(relations):
-        raise ValueError("an in, nin, subsetof, anyof, noneof, size or empty relation must be a whole filter term")
+        raise ValueError("an in, nin, subsetof, anyof, noneof, size, empty, contains, === or !== relation must be "
+                         "a whole filter term")

@@ -263,6 +263,7 @@ def _ip(scope: Scope) -> str:
 
 S, N, B, D, A = Type.STRING, Type.NUMBER, Type.BOOLEAN, Type.DATE, Type.ANY
 W, I, R, P, Z = Type.WHOLE, Type.INSTANT, Type.REGEX, Type.DATE_PATTERN, Type.ZONE
+J = Type.JSON_PATH
 
 _LIBRARY = [
     # Expressions that start without a subject.
@@ -366,16 +367,21 @@ _LIBRARY = [
     Function("compactDelimitedList", text_functions.compact_delimited_list, S, S, params=(S,), on_null=""),
     Function("unique", text_functions.unique, S, S, params=(S,), on_null=""),
     Function("repeat", text_functions.repeat, S, S, params=(N,), optional=(N,), on_null=""),
-    Function("replaceByPattern", text_functions.replace_by_pattern, S, S, params=(S,)),
+    Function("replaceByPattern", text_functions.replace_by_pattern, S, S, params=(Type.PATTERN_MAPPING,)),
     Function("UUID3", text_functions.uuid3, S, S, params=(A,)),
     Function("UUID5", text_functions.uuid5, S, S, params=(A,)),
     # JSON (json_functions.py over engine/jsonpath.py).
     Function("isJson", json_functions.is_json, A, B, on_null=False),
-    Function("jsonPath", json_functions.json_path, S, S, params=(S,), on_null=CALL),
-    Function("jsonPathDelete", json_functions.json_path_delete, S, S, params=(S,), on_null=CALL),
-    Function("jsonPathSet", json_functions.json_path_set, S, S, params=(S, A), on_null=CALL),
-    Function("jsonPathAdd", json_functions.json_path_add, S, S, params=(S, A), on_null=CALL),
-    Function("jsonPathPut", json_functions.json_path_put, S, S, params=(S, A, A), on_null=CALL),
+    Function("jsonPath", json_functions.json_path, S, S, params=(J,), on_null=CALL,
+             lenient_arguments=True),
+    Function("jsonPathDelete", json_functions.json_path_delete, S, S, params=(J,), on_null=CALL,
+             lenient_arguments=True),
+    Function("jsonPathSet", json_functions.json_path_set, S, S, params=(J, A), on_null=CALL,
+             lenient_arguments=True),
+    Function("jsonPathAdd", json_functions.json_path_add, S, S, params=(J, A), on_null=CALL,
+             lenient_arguments=True),
+    Function("jsonPathPut", json_functions.json_path_put, S, S, params=(J, A, A), on_null=CALL,
+             lenient_arguments=True),
     # Escaping with Commons Text's rules (escaping.py); a null subject gives the empty string.
     Function("escapeJson", escaping.escape_json, S, S, on_null=""),
     Function("escapeXml", escaping.escape_xml, S, S, on_null=""),

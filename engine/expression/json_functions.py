@@ -15,7 +15,8 @@ from engine import jsonpath
 from engine.jackson import compact
 from engine.java_text import java_double
 
-__all__ = ["is_json", "json_path", "json_path_delete", "json_path_set", "json_path_add", "json_path_put"]
+__all__ = ["compile_path", "is_json", "json_path", "json_path_delete", "json_path_set", "json_path_add",
+           "json_path_put"]
 
 _DECODER = json.JSONDecoder(parse_constant=lambda name: (_ for _ in ()).throw(ValueError(f"{name} is not JSON")))
 
@@ -65,11 +66,20 @@ def _document(subject: str | None) -> Any:
         raise ValueError(f"Subject contains invalid JSON: {subject}") from None
 
 
-def _path(path: str) -> jsonpath.JsonPath:
+def compile_path(path: str) -> jsonpath.JsonPath:
+    """The compiled ``path``; ValueError (NiFi's message) when it is not a valid JsonPath."""
     try:
         return jsonpath.compile(path)
     except jsonpath.InvalidPathError as exc:
         raise ValueError(f"Invalid JSON Path expression: {path} ({exc})") from None
+
+
+def _path(path: jsonpath.JsonPath | ValueError) -> jsonpath.JsonPath:
+    """The path argument; one from an expression that did not compile arrives as its error, raised only after
+    the subject was checked, as NiFi checks them."""
+    if isinstance(path, ValueError):
+        raise path
+    return path
 
 
 def _json_value(value: Any) -> Any:
@@ -78,7 +88,7 @@ def _json_value(value: Any) -> Any:
     return value
 
 
-def json_path(subject: str | None, path: str) -> str:
+def json_path(subject: str | None, path: jsonpath.JsonPath | ValueError) -> str:
     """The value at ``path``: a scalar as text, an object or several values as JSON, nothing as empty."""
     document, compiled = _document(subject), _path(path)
     try:
@@ -87,7 +97,7 @@ def json_path(subject: str | None, path: str) -> str:
         return ""
 
 
-def json_path_delete(subject: str | None, path: str) -> str:
+def json_path_delete(subject: str | None, path: jsonpath.JsonPath | ValueError) -> str:
     """The document without what ``path`` matches (unchanged when it matches nothing)."""
     document, compiled = _document(subject), _path(path)
     try:
@@ -98,7 +108,7 @@ def json_path_delete(subject: str | None, path: str) -> str:
         return ""
 
 
-def _update(subject: str | None, path: str, change) -> str:
+def _update(subject: str | None, path: jsonpath.JsonPath | ValueError, change) -> str:
     document, compiled = _document(subject), _path(path)
     try:
         return compact(change(compiled, document))
@@ -108,19 +118,19 @@ def _update(subject: str | None, path: str, change) -> str:
         return ""
 
 
-def json_path_set(subject: str | None, path: str, value: Any) -> str:
+def json_path_set(subject: str | None, path: jsonpath.JsonPath | ValueError, value: Any) -> str:
     """The document with every match of ``path`` replaced by ``value``."""
     value = _json_value(value)
     return _update(subject, path, lambda compiled, document: compiled.set(document, value))
 
 
-def json_path_add(subject: str | None, path: str, value: Any) -> str:
+def json_path_add(subject: str | None, path: jsonpath.JsonPath | ValueError, value: Any) -> str:
     """The document with ``value`` appended to the array at ``path``; empty when the target is not an array."""
     value = _json_value(value)
     return _update(subject, path, lambda compiled, document: compiled.add(document, value))
 
 
-def json_path_put(subject: str | None, path: str, key: Any, value: Any) -> str:
+def json_path_put(subject: str | None, path: jsonpath.JsonPath | ValueError, key: Any, value: Any) -> str:
     """The document with ``key`` set to ``value`` in the object at ``path``; empty when it is not an object."""
     value = _json_value(value)
     key = _text(key) if key is not None else ""

@@ -9,21 +9,15 @@ import random
 import re
 import uuid
 
+from engine.expression.pattern_mapping import java_trim
 from engine.expression.types import to_whole
-from engine.java_regex import java_regex
 
 __all__ = ["get_delimited_field", "trim_delimited_list", "compact_delimited_list", "unique", "repeat",
            "replace_by_pattern", "uuid3", "uuid5", "java_trim", "java_is_blank"]
 
-_TRIMMED = "".join(chr(code) for code in range(0x21))
 # Java's Character.isWhitespace: Unicode space separators except the non-breaking ones, and these controls.
 _JAVA_WHITESPACE = frozenset("\t\n\x0b\f\r\x1c\x1d\x1e\x1f \u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
                              "\u2008\u2009\u200a\u2028\u2029\u205f\u3000")
-
-
-def java_trim(text: str) -> str:
-    """Java's String.trim: strip every character up to and including the space (controls too)."""
-    return text.strip(_TRIMMED)
 
 
 def java_is_blank(text: str) -> bool:
@@ -125,37 +119,10 @@ def repeat(subject: str, minimum: int | float, maximum: int | float | None = Non
     return subject * random.randint(low, high)
 
 
-def _java_split(text: str, separator: str) -> list[str]:
-    """Java's String.split with a literal separator: trailing empty strings are dropped."""
-    parts = text.split(separator)
-    while len(parts) > 1 and not parts[-1]:
-        parts.pop()
-    return [] if parts == [""] and text else parts
-
-
-def _mapping_rules(rules: str) -> list[tuple[re.Pattern[str], str]]:
-    compiled = []
-    if not rules.strip():
-        return compiled
-    for mapping in _java_split(rules, ","):
-        parts = _java_split(java_trim(mapping), ":")
-        if len(parts) < 2:
-            raise ValueError(f"mapping rule {mapping!r} is not of the form pattern:replacement")
-        pattern, replacement = parts[0], parts[1]
-        if not pattern.strip() or not replacement.strip():
-            continue
-        try:
-            compiled.append((java_regex(pattern), replacement))
-        except (re.error, ValueError):
-            continue  # NiFi skips a rule whose pattern does not compile
-    return compiled
-
-
-def replace_by_pattern(subject: str, rules: str | None) -> str:
-    """The replacement of the first ``pattern:replacement`` rule whose pattern matches the whole subject."""
-    if rules is None:
-        return subject
-    for pattern, replacement in _mapping_rules(rules):
+def replace_by_pattern(subject: str, rules: list[tuple[re.Pattern[str], str]]) -> str:
+    """The replacement of the first rule (see :mod:`engine.expression.pattern_mapping`) whose pattern matches the
+    whole subject."""
+    for pattern, replacement in rules:
         if pattern.fullmatch(subject):
             return replacement
     return subject

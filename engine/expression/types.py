@@ -10,6 +10,8 @@ from typing import Union
 
 from engine.expression.dates import DEFAULT_PATTERN, compile_pattern, resolve_zone
 from engine.expression.instants import Instant, check_amount, to_instant
+from engine.expression.json_functions import compile_path
+from engine.expression.pattern_mapping import mapping_rules
 from engine.java_regex import java_regex, java_replacement
 from engine.java_text import java_double
 
@@ -35,6 +37,8 @@ class Type(Enum):
     DATE_PATTERN = "date pattern"
     ZONE = "time zone"
     AMOUNT = "date amount"
+    JSON_PATH = "JSON path"
+    PATTERN_MAPPING = "pattern mapping"
 
 
 _INTEGER = re.compile(r"[+-]?\d+")
@@ -203,4 +207,8 @@ def coerce(value: Value, required: Type) -> object:
         text = render(value)
         check_amount(text)
         return text
+    if required is Type.JSON_PATH:
+        return compile_path(render(value))
+    if required is Type.PATTERN_MAPPING:
+        return mapping_rules(render(value))
     raise ValueError(f"no value converts to {required.value}")

@@ -387,3 +387,60 @@ def test_string_literals_take_java_escapes():
     assert len(jsonpath.compile("$.items[?(@.t anyof ['\\u00e9'])]").read(document)) == 1
     assert len(jsonpath.compile("$.items[?(@.t anyof ['it\\'s'])]").read(document)) == 1
     assert len(jsonpath.compile('$.items[?(@.t anyof ["it\'s"])]').read(document)) == 1
+
+
+def test_contains_tests_strings_and_arrays():
+    document = {"items": [{"s": "abc", "t": ["x", 1]}, {"s": "b", "t": []}, {"s": 5, "t": {"x": 1}}]}
+    read = lambda path: jsonpath.compile(path).read(document)  # noqa: E731
+    assert read("$.items[?(@.s contains 'b')].s") == ["abc", "b"]
+    assert read("$.items[?(@.t contains 'x')].s") == ["abc"]
+    # Array elements compare as Jayway's value nodes: the string '1' equals the number 1.
+    assert read("$.items[?(@.t contains '1')].s") == ["abc"]
+    # Neither a number nor an object contains anything.
+    assert read("$.items[?(@.s contains '5')].s") == []
+    assert read("$.items[?(@.t contains 'x')].t") == [["x", 1]]
+    assert read("$.items[?(@.s CONTAINS 'c')].s") == ["abc"]
+    assert read("$.items[?(@.missing contains 'a')]") == []
+    assert read("$.items[?(!(@.s contains 'b'))].s") == [5]
+
+
+def test_strict_equality_needs_the_same_kind_of_value():
+    document = {"items": [{"a": 1}, {"a": "1"}, {"a": 1.0}, {"a": True}, {"a": None}, {"a": [1]}, {"b": 0}]}
+    read = lambda path: jsonpath.compile(path).read(document)  # noqa: E731
+    assert read("$.items[?(@.a === 1)]") == [{"a": 1}, {"a": 1.0}]
+    assert read("$.items[?(@.a === '1')]") == [{"a": "1"}]
+    assert read("$.items[?(@.a === true)]") == [{"a": True}]
+    assert read("$.items[?(@.a === null)]") == [{"a": None}]
+    assert read("$.items[?(@.a === [1])]") == [{"a": [1]}]
+    # !== is the exact negation: a missing value is !== everything.
+    assert read("$.items[?(@.a !== 1)]") == [{"a": "1"}, {"a": True}, {"a": None}, {"a": [1]}, {"b": 0}]
+    assert read("$.items[?(@.a === $.items[1].a)]") == [{"a": "1"}]
+    assert read("$.items[?(@.a===1 || @.a === '1')]") == [{"a": 1}, {"a": "1"}, {"a": 1.0}]
+
+
+@pytest.mark.parametrize("path, message", [
+    ("$.a[?(@.b ===)]", "the === operator needs a path or a value on each side"),
+    ("$.a[?(contains 'x')]", "the contains operator needs a path or a value on each side"),
+    ("$.a[?(@.b !== 1 == true)]", "cannot be compared with =="),
+])
+def test_a_misused_contains_or_strict_equality_is_an_invalid_path(path, message):
+    with pytest.raises(InvalidPathError, match="invalid JSON path") as raised:
+        jsonpath.compile(path)
+    assert message in str(raised.value)
+
+
+def test_comparisons_follow_jayway_not_rfc_9535():
+    document = {"items": [{"a": 1}, {"a": "1"}, {"a": 1.5}, {"a": True}, {"a": "b"}, {"b": 0}], "limit": "1"}
+    read = lambda path: jsonpath.compile(path).read(document)  # noqa: E731
+    # A number equals a string holding the same number, from a literal or from a path.
+    assert read("$.items[?(@.a == 1)]") == [{"a": 1}, {"a": "1"}]
+    # ... but two strings compare as text.
+    assert read("$.items[?(@.a == '1.0')]") == [{"a": 1}]
+    assert read("$.items[?(@.a == $.limit)]") == [{"a": 1}, {"a": "1"}]
+    assert read("$.items[?(@.a != 1)]") == [{"a": 1.5}, {"a": True}, {"a": "b"}, {"b": 0}]
+    # Ordering is only between two numbers or two strings.
+    assert read("$.items[?(@.a >= 1)]") == [{"a": 1}, {"a": 1.5}]
+    assert read("$.items[?(@.a > '0')]") == [{"a": "1"}, {"a": "b"}]
+    assert read("$.items[?(@.a < true)]") == []
+    # The regular-expression operator is unchanged by this.
+    assert read("$.items[?(@.a =~ /[a-z]/)]") == [{"a": "b"}]

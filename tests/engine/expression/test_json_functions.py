@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from engine.expression import ExpressionError, evaluate
+from engine.expression import ExpressionError, compile_expression, evaluate
 from engine.jackson import compact as to_json
 from engine.java_text import java_double
 
@@ -174,3 +174,39 @@ def test_doubles_print_as_java_prints_them(value, text):
 def test_to_json_keeps_non_ascii_and_escapes_controls():
     document = {"a": "é\n\"\\\x1f/", "b": [1, 2.0, None, True]}
     assert to_json(document) == '{"a":"é\\n\\"\\\\\\u001F/","b":[1,2.0,null,true]}'
+
+
+@pytest.mark.parametrize("text, position, fragment", [
+    ("${a:jsonPath('$.[')}", 13, "argument 1 of 'jsonPath': Invalid JSON Path expression: $.["),
+    ("${a:jsonPathDelete('$..')}", 19, "argument 1 of 'jsonPathDelete': Invalid JSON Path expression: $.."),
+    ("${a:jsonPathSet('', 1)}", 16, "argument 1 of 'jsonPathSet': Invalid JSON Path expression: "),
+    ("${a:jsonPathAdd('$[?(@.b in)]', 1)}", 16, "the in operator needs a path or a value on each side"),
+    ("x ${a:jsonPathPut('$.[', 'k', 1)}", 18, "argument 1 of 'jsonPathPut': Invalid JSON Path expression"),
+    ("${a:replaceByPattern('abc')}", 21, "argument 1 of 'replaceByPattern': mapping rule 'abc' is not of the form"),
+])
+def test_a_literal_invalid_path_or_rule_is_refused_when_compiled(text, position, fragment):
+    # Compiling alone fails, before any FlowFile is seen, at the argument's position.
+    with pytest.raises(ExpressionError) as caught:
+        compile_expression(text)
+    assert fragment in caught.value.message
+    assert caught.value.position == position
+
+
+def test_a_literal_valid_path_compiles_once_and_evaluates():
+    compiled = compile_expression("${json:jsonPath('$.address.city')}/${json:jsonPathDelete('$.phoneNumbers')}")
+    assert compiled.evaluate(ATTRS).startswith("New York/{")
+    assert compile_expression("${a:replaceByPattern('a.c:xyz')}").evaluate({"a": "abc"}) == "xyz"
+
+
+def test_a_path_from_an_expression_is_still_checked_when_evaluated():
+    compiled = compile_expression("${json:jsonPath(${path})}")
+    assert compiled.evaluate({**ATTRS, "path": "$.age"}) == "25"
+    with pytest.raises(ExpressionError, match=r"jsonPath: Invalid JSON Path expression: \$\.\["):
+        compiled.evaluate({**ATTRS, "path": "$.["})
+    # As in NiFi, the subject is checked before a path that comes from an expression.
+    with pytest.raises(ExpressionError, match="Subject is empty"):
+        compiled.evaluate({"path": "$.["})
+    rules = compile_expression("${a:replaceByPattern(${rules})}")
+    assert rules.evaluate({"a": "abc", "rules": "a.c:xyz"}) == "xyz"
+    with pytest.raises(ExpressionError, match="mapping rule 'abc' is not of the form"):
+        rules.evaluate({"a": "abc", "rules": "abc"})
