@@ -11,7 +11,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from tests.servers import free_port
+from tests.servers import free_port, stop_process
 
 RABBITMQ_SERVER = "/usr/lib/rabbitmq/bin/rabbitmq-server"  # the /usr/sbin wrapper switches to user rabbitmq
 MOSQUITTO = shutil.which("mosquitto") or "/usr/sbin/mosquitto"  # /usr/sbin is not on every user's PATH
@@ -116,13 +116,7 @@ class RabbitMQServer:
         raise KeyError(queue)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process, timeout=30)
         self.process = None
 
     def close(self) -> None:
@@ -164,11 +158,5 @@ class MosquittoServer:
         _wait_for_port(self.port, self.process, "mosquitto", log, 10)
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         self.process = None

@@ -8,6 +8,17 @@ import time
 from pathlib import Path
 
 
+def stop_process(process: subprocess.Popen | None, timeout: float = 10) -> None:
+    """Terminate ``process`` (if still running), killing it when it outlives ``timeout`` seconds."""
+    if process is not None and process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 def free_port() -> int:
     """A TCP port nothing listens on right now."""
     with socket.socket() as probe:
@@ -54,11 +65,5 @@ class RedisServer:
             return False
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         self.process = None

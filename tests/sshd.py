@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.servers import free_port
+from tests.servers import free_port, stop_process
 
 SSHD = "/usr/sbin/sshd"
 
@@ -78,13 +78,7 @@ class SshServer:
         raise RuntimeError("sshd did not answer within 10 s")
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)
         self.process = None
         shutil.rmtree(self.keys, ignore_errors=True)
 

@@ -185,6 +185,15 @@ def describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}" if text else type(error).__name__
 
 
+def close_quietly(connection: pika.BlockingConnection) -> None:
+    """Close ``connection`` if it is open; a connection already broken has nothing left to close."""
+    try:
+        if connection.is_open:
+            connection.close()
+    except Exception:
+        pass
+
+
 def is_alive(connection: pika.BlockingConnection) -> bool:
     """Whether a pooled connection still works: its pending I/O (heartbeats, closes) is handled first."""
     try:

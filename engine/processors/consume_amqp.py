@@ -80,11 +80,7 @@ class _Consumer:
 
     def close(self) -> None:
         # Deliveries never acknowledged go back to the queue when the connection closes.
-        try:
-            if self.connection.is_open:
-                self.connection.close()
-        except Exception:
-            pass
+        _amqp.close_quietly(self.connection)
 
 
 class ConsumeAMQP(Processor):

@@ -88,11 +88,7 @@ class _Publisher:
         return self.connection.is_open and self.channel.is_open
 
     def close(self) -> None:
-        try:
-            if self.connection.is_open:
-                self.connection.close()
-        except Exception:
-            pass
+        _amqp.close_quietly(self.connection)
 
 
 class PublishAMQP(Processor):
