@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import logging
 import socket
+import threading
+from collections import deque
 from collections.abc import Iterator
+from typing import Generic, Protocol, TypeVar
 
 import pika
 import pika.exceptions
@@ -193,6 +196,55 @@ def close_quietly(connection: pika.BlockingConnection) -> None:
     except Exception:
         pass
 
+
+
+class _Pooled(Protocol):
+    connection: pika.BlockingConnection
+    broker: str
+
+    @property
+    def is_open(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+P = TypeVar("P", bound=_Pooled)
+
+
+class IdleConnections(Generic[P]):
+    """A processor's idle broker connections (consumers or publishers), shared by its tasks."""
+
+    def __init__(self) -> None:
+        self._idle: deque[P] = deque()
+        self._lock = threading.Lock()
+
+    def take(self, logger) -> P | None:
+        """An idle connection still alive, or None; dead ones (idle past the heartbeat timeout, or
+        cut by a broker restart) are closed on the way, without an error bulletin."""
+        while True:
+            with self._lock:
+                if not self._idle:
+                    return None
+                item = self._idle.popleft()
+            if is_alive(item.connection) and item.is_open:
+                return item
+            logger.info("the idle connection to AMQP broker %s was closed; reconnecting", item.broker)
+            item.close()
+
+    def give_back(self, item: P) -> None:
+        """Keep ``item`` for the next task, or close it if its channel or connection is gone."""
+        if not item.is_open:
+            item.close()
+            return
+        with self._lock:
+            self._idle.append(item)
+
+    def close_all(self) -> None:
+        """Close every idle connection (the processor stops)."""
+        with self._lock:
+            idle, self._idle = list(self._idle), deque()
+        for item in idle:
+            item.close()
 
 def is_alive(connection: pika.BlockingConnection) -> bool:
     """Whether a pooled connection still works: its pending I/O (heartbeats, closes) is handled first."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections import deque
 from dataclasses import dataclass, field
 
@@ -124,9 +123,8 @@ class ConsumeAMQP(Processor):
         yield from _amqp.validate_authentication(context)
 
     def on_scheduled(self, context):
-        self._idle: deque[_Consumer] = deque()
+        self._idle: _amqp.IdleConnections[_Consumer] = _amqp.IdleConnections()
         self._sessions: dict[int, _Consumer] = {}
-        self._lock = threading.Lock()
         self._queue = context.property(QUEUE).value
         self._auto_ack = context.property(AUTO_ACKNOWLEDGE).value == "true"
         self._batch = context.property(BATCH_SIZE).as_int()
@@ -138,10 +136,7 @@ class ConsumeAMQP(Processor):
         self._braces = context.property(REMOVE_CURLY_BRACES).value != "True"
 
     def on_stopped(self, context):
-        with self._lock:
-            idle, self._idle = list(self._idle), deque()
-        for consumer in idle:
-            consumer.close()
+        self._idle.close_all()
 
     def on_trigger(self, context, session):
         # With a Run Duration one session spans several triggers: they share its consumer, and
@@ -166,7 +161,7 @@ class ConsumeAMQP(Processor):
             return
         if not taken:
             if id(session) not in self._sessions:
-                self._give_back(consumer)
+                self._idle.give_back(consumer)
                 context.yield_processor()
             return
         consumer.last_tag = taken[-1][0].delivery_tag
@@ -185,17 +180,9 @@ class ConsumeAMQP(Processor):
     # -- consumers ------------------------------------------------------------------------
 
     def _borrow(self, context) -> _Consumer | None:
-        while True:
-            with self._lock:
-                if not self._idle:
-                    break
-                consumer = self._idle.popleft()
-            if _amqp.is_alive(consumer.connection) and consumer.is_open:
-                return consumer
-            # Idle past the heartbeat timeout, or the broker restarted: its deliveries go back to
-            # the queue, and a new connection takes over without an error bulletin.
-            context.logger.info("the idle connection to AMQP broker %s was closed; reconnecting", consumer.broker)
-            consumer.close()
+        consumer = self._idle.take(context.logger)  # a dead one's deliveries went back to the queue
+        if consumer is not None:
+            return consumer
         try:
             connection, broker = _amqp.connect(context, context.confinement)
         except ConfinementError as error:
@@ -223,13 +210,6 @@ class ConsumeAMQP(Processor):
         context.logger.info("consuming from queue %r on AMQP broker %s", self._queue, broker)
         return consumer
 
-    def _give_back(self, consumer: _Consumer) -> None:
-        if not consumer.is_open:
-            consumer.close()
-            return
-        with self._lock:
-            self._idle.append(consumer)
-
     def _acknowledge(self, context, consumer: _Consumer) -> None:
         last_tag = consumer.last_tag
         if not self._auto_ack:
@@ -241,7 +221,7 @@ class ConsumeAMQP(Processor):
                     "are committed, and the broker will deliver them again (duplicates)", last_tag, consumer.broker,
                     _amqp.describe(error))
                 consumer.close()
-        self._give_back(consumer)
+        self._idle.give_back(consumer)
 
     def _requeue(self, consumer: _Consumer) -> None:
         if not self._auto_ack:
@@ -249,7 +229,7 @@ class ConsumeAMQP(Processor):
                 consumer.channel.basic_nack(delivery_tag=consumer.last_tag, multiple=True, requeue=True)
             except (pika.exceptions.AMQPError, OSError):
                 consumer.close()  # closing the connection requeues them as well
-        self._give_back(consumer)
+        self._idle.give_back(consumer)
 
     def _reject_oversized(self, context, consumer: _Consumer, taken: list) -> list:
         accepted = []

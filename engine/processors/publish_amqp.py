@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import re
-import threading
-from collections import deque
 
 import pika
 import pika.exceptions
@@ -120,8 +118,7 @@ class PublishAMQP(Processor):
         yield from _amqp.validate_authentication(context)
 
     def on_scheduled(self, context):
-        self._idle: deque[_Publisher] = deque()
-        self._lock = threading.Lock()
+        self._idle: _amqp.IdleConnections[_Publisher] = _amqp.IdleConnections()
         self._confirms = context.property(DELIVERY_GUARANTEE).value == AT_LEAST_ONCE.value
         self._max_size = context.property(MAX_INPUT_SIZE).evaluate().as_data_size()
         self._from_attributes = context.property(HEADERS_SOURCE).value == FROM_ATTRIBUTES.value
@@ -130,10 +127,7 @@ class PublishAMQP(Processor):
         self._separator = context.property(HEADER_SEPARATOR).value or ","
 
     def on_stopped(self, context):
-        with self._lock:
-            idle, self._idle = list(self._idle), deque()
-        for publisher in idle:
-            publisher.close()
+        self._idle.close_all()
 
     def on_trigger(self, context, session):
         flowfile = session.get()
@@ -165,13 +159,13 @@ class PublishAMQP(Processor):
             publisher.channel.basic_publish(exchange, routing_key, body, properties, mandatory=True)
         except pika.exceptions.UnroutableError:
             publisher.connection.process_data_events(time_limit=0)
-            self._give_back(publisher)
+            self._idle.give_back(publisher)
             context.logger.error("AMQP broker %s could not route %s (exchange %r, routing key %r; no queue bound): "
                                  "routed to failure", publisher.broker, flowfile.uuid, exchange, routing_key)
             session.transfer(session.penalize(flowfile), FAILURE)
             return
         except pika.exceptions.NackError:
-            self._give_back(publisher)
+            self._idle.give_back(publisher)
             context.logger.error("AMQP broker %s refused %s (negative confirm): routed to failure", publisher.broker,
                                  flowfile.uuid)
             session.transfer(session.penalize(flowfile), FAILURE)
@@ -187,20 +181,14 @@ class PublishAMQP(Processor):
             publisher.connection.process_data_events(time_limit=0)  # returned messages, heartbeats
         except (pika.exceptions.AMQPError, OSError):
             publisher.close()
-        self._give_back(publisher)
+        self._idle.give_back(publisher)
         session.provenance.send(flowfile, f"amqp://{publisher.broker}/E:{exchange}/RK:{routing_key}")
         session.transfer(flowfile, SUCCESS)
 
     def _borrow(self, context, flowfile) -> _Publisher | None:
-        while True:
-            with self._lock:
-                if not self._idle:
-                    break
-                publisher = self._idle.popleft()
-            if _amqp.is_alive(publisher.connection) and publisher.is_open:
-                return publisher
-            context.logger.info("the idle connection to AMQP broker %s was closed; reconnecting", publisher.broker)
-            publisher.close()
+        publisher = self._idle.take(context.logger)
+        if publisher is not None:
+            return publisher
         try:
             connection, broker = _amqp.connect(context, context.confinement)
             return _Publisher(connection, broker, self._confirms, context.logger)
@@ -214,13 +202,6 @@ class PublishAMQP(Processor):
                                  _amqp.describe(error), flowfile.uuid)
         context.yield_processor()
         return None
-
-    def _give_back(self, publisher: _Publisher) -> None:
-        if not publisher.is_open:
-            publisher.close()
-            return
-        with self._lock:
-            self._idle.append(publisher)
 
     def _properties(self, context, flowfile) -> pika.BasicProperties:
         attributes = flowfile.attributes
