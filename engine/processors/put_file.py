@@ -97,24 +97,31 @@ class PutFile(Processor):
         self._known_directories: set[str] = set()
 
     def on_trigger(self, context, session):
-        for flowfile in session.get_batch(_BATCH):
-            started = time.monotonic()
-            try:
-                target = self._write(context, session, flowfile)
-            except ConfinementError as error:
-                context.logger.error("%s; routing %s to failure", context.refused(error), flowfile.uuid)
-                session.transfer(session.penalize(flowfile), FAILURE)
-                continue
-            except _Failure as failure:
-                context.logger.error("could not write %s: %s; routing to failure", flowfile.uuid, failure)
-                session.transfer(session.penalize(flowfile), FAILURE)
-                continue
-            if target is not None:
-                millis = int((time.monotonic() - started) * 1000)
-                session.provenance.send(flowfile, "file://" + quote(target), duration=millis)
-            session.transfer(flowfile, SUCCESS)
+        folders: dict[str, tuple[str, int]] = {}
+        try:
+            for flowfile in session.get_batch(_BATCH):
+                started = time.monotonic()
+                try:
+                    target = self._write(context, session, flowfile, folders)
+                except ConfinementError as error:
+                    context.logger.error("%s; routing %s to failure", context.refused(error), flowfile.uuid)
+                    session.transfer(session.penalize(flowfile), FAILURE)
+                    continue
+                except _Failure as failure:
+                    context.logger.error("could not write %s: %s; routing to failure", flowfile.uuid, failure)
+                    session.transfer(session.penalize(flowfile), FAILURE)
+                    continue
+                if target is not None:
+                    millis = int((time.monotonic() - started) * 1000)
+                    session.provenance.send(flowfile, "file://" + quote(target), duration=millis)
+                session.transfer(flowfile, SUCCESS)
+        finally:
+            for _, folder_fd in folders.values():
+                os.close(folder_fd)
 
-    def _write(self, context, session, flowfile) -> str | None:
+    def _write(self, context, session, flowfile, folders: dict[str, tuple[str, int]]) -> str | None:
+        """Write one FlowFile; ``folders`` keeps the folders this trigger opened (checked once
+        each: the files are created through the checked descriptor, never by path)."""
         try:
             directory = os.path.abspath(self._directory.evaluate(flowfile).value or "")
         except ExpressionError as error:
@@ -126,23 +133,26 @@ class PutFile(Processor):
         folder = os.path.dirname(target)
         base = os.path.basename(target)
         try:
-            real_folder = self._ensure_directory(folder)
+            opened = folders.get(folder)
+            if opened is None:
+                real_folder = self._ensure_directory(folder)
+                opened = folders[folder] = (real_folder, self._confinement.open_directory(real_folder))
+            real_folder, folder_fd = opened
             if self._max_files is not None and _count_files(real_folder) >= self._max_files:
                 raise _Failure(f"directory {folder!r} already holds {self._max_files} files")
-            if self._conflict != "replace" and os.path.lexists(os.path.join(real_folder, base)):
+            if self._conflict != "replace" and _exists(folder_fd, base):
                 if self._conflict == "ignore":
                     context.logger.info("%s exists; ignoring FlowFile %s", target, flowfile.uuid)
                     return None
                 raise _Failure(f"{target!r} already exists")
-            folder_fd = self._confinement.open_directory(real_folder)
-            try:
-                self._put(session, flowfile, folder_fd, base)
-            finally:
-                os.close(folder_fd)
+            self._put(session, flowfile, folder_fd, base)
         except ConfinementError:
             raise
         except OSError as error:
             self._known_directories.discard(folder)
+            stale = folders.pop(folder, None)
+            if stale is not None:
+                os.close(stale[1])
             raise _Failure(f"{type(error).__name__}: {error}") from error
         return target
 
@@ -204,6 +214,14 @@ def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
+
+
+def _exists(folder_fd: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 def _count_files(directory: str) -> int:
