@@ -72,6 +72,10 @@ class Processor(ConfigurableComponent):
     primary_node_only: ClassVar[bool] = False
     trigger_when_empty: ClassVar[bool] = False
     trigger_when_any_destination_available: ClassVar[bool] = False
+    #: True when the processor's tasks mostly wait on other systems (network services, a broker,
+    #: a Spark cluster): they run on the node's spare threads instead of taking a CPU lane
+    #: (``RuntimeConfig.cpu_bound_tasks``), so waiting never holds back CPU-bound work.
+    waits_on_io: ClassVar[bool] = False
     default_scheduling_period: ClassVar[str] = "0 sec"
     reads_attributes: ClassVar[Sequence[WrittenAttribute]] = ()
     writes_attributes: ClassVar[Sequence[WrittenAttribute]] = ()

@@ -132,6 +132,8 @@ class MicroBatchProcessor(RecordProcessor):
     (see the module docstring). Subclasses implement ``prepare`` (optional), ``job``, ``emit``
     and ``fail``, and call ``configure_batches`` from ``on_scheduled``."""
 
+    waits_on_io = True
+
     abstract = True
 
     def configure_batches(self, context: ProcessContext) -> None:

@@ -96,6 +96,8 @@ class ConsumeAMQP(Processor):
     dead-letter exchange) with an error bulletin.
     """
 
+    waits_on_io = True
+
     nifi_type = "org.apache.nifi.amqp.processors.ConsumeAMQP"
     tags = ("amqp", "rabbit", "get", "message", "receive", "consume")
     properties = (QUEUE, AUTO_ACKNOWLEDGE, BATCH_SIZE, PREFETCH_COUNT, HEADER_FORMAT, HEADER_KEY_PREFIX,

@@ -61,6 +61,8 @@ class ConsumeMQTT(Processor):
     invalid.
     """
 
+    waits_on_io = True
+
     nifi_type = "org.apache.nifi.processors.mqtt.ConsumeMQTT"
     tags = ("subscribe", "MQTT", "IOT", "consume", "listen")
     properties = (*_mqtt.CONNECTION_PROPERTIES, GROUP_ID, TOPIC_FILTER, QOS, MESSAGE_DEMARCATOR,

@@ -68,6 +68,8 @@ class DetectDuplicate(Processor):
     duplicate of itself.
     """
 
+    waits_on_io = True
+
     nifi_type = "org.apache.nifi.processors.standard.DetectDuplicate"
     tags = ("hash", "dupe", "duplicate", "dedupe")
     properties = (CACHE_ENTRY_IDENTIFIER, FLOWFILE_DESCRIPTION, AGE_OFF_DURATION, DISTRIBUTED_CACHE_SERVICE,

@@ -104,6 +104,8 @@ class ExecuteSQL(Processor):
     to failure saying which.
     """
 
+    waits_on_io = True
+
     nifi_type = "org.apache.nifi.processors.standard.ExecuteSQL"
     tags = ("sql", "select", "jdbc", "query", "database")
     properties = (DBCP_SERVICE, SQL_PRE_QUERY, SQL_QUERY, SQL_POST_QUERY, QUERY_TIMEOUT, NORMALIZE_NAMES,

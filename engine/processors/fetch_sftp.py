@@ -93,6 +93,8 @@ class FetchSFTP(Processor):
     refused and why.
     """
 
+    waits_on_io = True
+
     nifi_type = "org.apache.nifi.processors.standard.FetchSFTP"
     tags = ("sftp", "get", "retrieve", "files", "fetch", "remote", "ingest", "source", "input")
     properties = (HOSTNAME, sftp.PORT, sftp.USERNAME, sftp.PASSWORD, sftp.PRIVATE_KEY_PATH,

@@ -151,6 +151,8 @@ class HandleHttpRequest(Processor):
     (``engine.confinement``): in a tenant's group only the tenant's listen ports may be bound.
     """
 
+    waits_on_io = True
+
     nifi_type = "org.apache.nifi.processors.standard.HandleHttpRequest"
     tags = ("http", "https", "request", "listen", "ingress", "web service")
     properties = (PORT, HOSTNAME, SSL_CONTEXT_SERVICE, HTTP_PROTOCOLS, HTTP_CONTEXT_MAP, ALLOWED_PATHS,

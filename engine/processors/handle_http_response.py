@@ -51,6 +51,8 @@ class HandleHttpResponse(Processor):
     bulletin saying which. An answered FlowFile gets a SEND provenance event and goes to success.
     """
 
+    waits_on_io = True
+
     nifi_type = "org.apache.nifi.processors.standard.HandleHttpResponse"
     tags = ("http", "https", "response", "egress", "web service")
     properties = (STATUS_CODE, HTTP_CONTEXT_MAP, ATTRIBUTES_AS_HEADERS)

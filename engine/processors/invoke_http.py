@@ -247,6 +247,8 @@ class InvokeHTTP(Processor):
     flows using them are reported invalid.
     """
 
+    waits_on_io = True
+
     nifi_type = "org.apache.nifi.processors.standard.InvokeHTTP"
     tags = ("http", "https", "rest", "client")
     properties = (HTTP_METHOD, HTTP_URL, HTTP2_DISABLED, SSL_CONTEXT_SERVICE, CONNECT_TIMEOUT, READ_TIMEOUT,

@@ -101,6 +101,8 @@ class ListSFTP(Processor):
     does not exist posts a bulletin saying why and the processor yields; nothing is listed.
     """
 
+    waits_on_io = True
+
     nifi_type = "org.apache.nifi.processors.standard.ListSFTP"
     tags = ("list", "sftp", "remote", "ingest", "source", "input", "files")
     properties = (LISTING_STRATEGY, sftp.HOSTNAME, sftp.PORT, sftp.USERNAME, sftp.PASSWORD, sftp.PRIVATE_KEY_PATH,

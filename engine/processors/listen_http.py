@@ -154,6 +154,8 @@ class ListenHTTP(Processor):
     ports may be bound; starting on another fails with a bulletin saying why.
     """
 
+    waits_on_io = True
+
     nifi_type = "org.apache.nifi.processors.standard.ListenHTTP"
     tags = ("ingest", "http", "https", "rest", "listen")
     properties = (BASE_PATH, PORT, HEALTH_CHECK_PORT, MAX_DATA_RATE, SSL_CONTEXT_SERVICE, HTTP_PROTOCOLS,

@@ -101,6 +101,8 @@ class PublishAMQP(Processor):
     an error bulletin saying why, and the processor yields before it tries again.
     """
 
+    waits_on_io = True
+
     nifi_type = "org.apache.nifi.amqp.processors.PublishAMQP"
     tags = ("amqp", "rabbit", "put", "message", "send", "publish")
     properties = (EXCHANGE, ROUTING_KEY, DELIVERY_GUARANTEE, MAX_INPUT_SIZE, HEADERS_SOURCE, HEADERS_PATTERN,

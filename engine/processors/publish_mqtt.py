@@ -46,6 +46,8 @@ class PublishMQTT(Processor):
     Writer are not supported yet: a flow that sets them is invalid.
     """
 
+    waits_on_io = True
+
     nifi_type = "org.apache.nifi.processors.mqtt.PublishMQTT"
     tags = ("publish", "MQTT", "IOT")
     properties = (*_mqtt.CONNECTION_PROPERTIES, TOPIC, RETAIN, QOS, MESSAGE_DEMARCATOR, *_mqtt.TAIL_PROPERTIES)

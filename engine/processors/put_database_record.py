@@ -187,6 +187,8 @@ class PutDatabaseRecord(Processor):
     penalized. With Rollback On Failure it stays in its queue instead and the processor yields.
     """
 
+    waits_on_io = True
+
     nifi_type = "org.apache.nifi.processors.standard.PutDatabaseRecord"
     tags = ("sql", "record", "jdbc", "put", "database", "update", "insert", "delete")
     properties = (RECORD_READER, DB_TYPE, STATEMENT_TYPE, STATEMENT_TYPE_RECORD_PATH, DATA_RECORD_PATH, PRE_SQL, POST_SQL, DBCP_SERVICE, CATALOG_NAME,

@@ -173,6 +173,8 @@ class PutEmail(Processor):
     least once: a crash after sending and before committing sends the e-mail again.
     """
 
+    waits_on_io = True
+
     nifi_type = "org.apache.nifi.processors.standard.PutEmail"
     tags = ("email", "put", "notify", "smtp")
     properties = (SMTP_HOSTNAME, SMTP_PORT, AUTHORIZATION_MODE, SMTP_USERNAME, SMTP_PASSWORD, SMTP_AUTH, SMTP_TLS,

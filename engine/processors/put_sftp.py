@@ -103,6 +103,8 @@ class PutSFTP(Processor):
     refused and why.
     """
 
+    waits_on_io = True
+
     nifi_type = "org.apache.nifi.processors.standard.PutSFTP"
     tags = ("remote", "copy", "egress", "put", "sftp", "archive", "files")
     properties = (sftp.HOSTNAME, sftp.PORT, sftp.USERNAME, sftp.PASSWORD, sftp.PRIVATE_KEY_PATH,

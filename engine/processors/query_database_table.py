@@ -112,6 +112,8 @@ class QueryDatabaseTable(Processor):
     bulletin and yields.
     """
 
+    waits_on_io = True
+
     nifi_type = "org.apache.nifi.processors.standard.QueryDatabaseTable"
     tags = ("sql", "select", "jdbc", "query", "database")
     properties = (DBCP_SERVICE, DB_TYPE, TABLE_NAME, COLUMN_NAMES, WHERE_CLAUSE, SQL_QUERY, MAX_VALUE_COLUMNS,

@@ -226,6 +226,11 @@ class Connectable:
         component.auto_terminated = self.auto_terminated_relationships()
         component.penalty_duration = self.penalty_duration
 
+    @property
+    def cpu_bound(self) -> bool:
+        """True when the component's tasks need a CPU lane of the scheduler (see ``scheduler``)."""
+        return True
+
     # -- status ---------------------------------------------------------------------------
 
     @property

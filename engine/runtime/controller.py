@@ -98,7 +98,8 @@ class FlowController:
         self.clock = clock or SystemClock()
         self.bulletins = BulletinBoard()
         storage.damage.subscribe(self._post_damage)
-        self.scheduler = Scheduler(self.clock, self.config.max_timer_driven_threads)
+        self.scheduler = Scheduler(self.clock, self.config.max_timer_driven_threads,
+                                   self.config.cpu_bound_tasks)
         self.disk_space = None if disk_space is None else DiskSpaceMonitor.for_storage(storage, disk_space,
                                                                                         self.bulletins)
         self.damaged_queue = FlowFileQueue(DAMAGED_QUEUE_ID, self._orphan_settings(), storage.flowfiles.swap,

@@ -109,6 +109,11 @@ class ProcessorNode(Connectable):
         return self.config.type.rsplit(".", 1)[-1] if hasattr(self, "config") else "Processor"
 
     @property
+    def cpu_bound(self) -> bool:
+        """False for processors that wait on other systems (``Processor.waits_on_io``)."""
+        return not (self.processor_class is not None and self.processor_class.waits_on_io)
+
+    @property
     def serial_only(self) -> bool:
         """True for processors that must never run two tasks at once."""
         return self.processor_class is not None and self.processor_class.trigger_serially

@@ -120,6 +120,7 @@ class Blocker(Processor):
     """Takes a FlowFile (if any) and waits until released; records how many tasks run at once."""
 
     relationships = (SUCCESS,)
+    waits_on_io = True
 
     def __init__(self) -> None:
         self.release = threading.Event()
@@ -184,6 +185,12 @@ class SerialBlocker(Blocker):
     trigger_serially = True
 
 
+class CpuBlocker(Blocker):
+    """A Blocker the scheduler takes for CPU-bound (it needs a CPU lane)."""
+
+    waits_on_io = False
+
+
 class FailingStart(Processor):
     """Fails its start hook the first two times."""
 
@@ -203,8 +210,8 @@ class FailingStart(Processor):
         self.triggers += 1
 
 
-TEST_PROCESSORS = (Tick, PrimaryTick, Pass, Yielder, Crasher, Penalizer, Blocker, SerialBlocker, FailingStart,
-                   WriteBlocker)
+TEST_PROCESSORS = (Tick, PrimaryTick, Pass, Yielder, Crasher, Penalizer, Blocker, SerialBlocker, CpuBlocker,
+                   FailingStart, WriteBlocker)
 
 
 @pytest.fixture(scope="session")

@@ -266,6 +266,61 @@ def test_concurrent_tasks_of_one_processor(make_controller):
     blocker.release.set()
 
 
+def _blockers(*specs):
+    return flow(processors=[processor(name, kind, concurrentlySchedulableTaskCount=tasks, auto_terminate=["success"])
+                            for name, kind, tasks in specs])
+
+
+def test_cpu_bound_tasks_take_turns_on_the_cpu_lanes(make_controller):
+    controller = make_controller(_blockers(("c", "CpuBlocker", 3)), clock=SystemClock(),
+                                 config=RuntimeConfig(max_timer_driven_threads=10), start=True)
+    controller.start_components()
+    blocker = controller.processor("c").processor
+    assert blocker.entered.acquire(timeout=5)
+    assert not blocker.entered.acquire(timeout=0.3), "a second CPU-bound task ran beside the first on one lane"
+    blocker.release.set()
+    deadline = time.monotonic() + 5
+    while blocker.finished < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert blocker.peak == 1 and blocker.finished >= 5
+
+
+def test_more_cpu_lanes_run_more_cpu_bound_tasks_at_once(make_controller):
+    controller = make_controller(_blockers(("c", "CpuBlocker", 3)), clock=SystemClock(),
+                                 config=RuntimeConfig(max_timer_driven_threads=10, cpu_bound_tasks=2), start=True)
+    controller.start_components()
+    blocker = controller.processor("c").processor
+    for _ in range(2):
+        assert blocker.entered.acquire(timeout=5)
+    assert not blocker.entered.acquire(timeout=0.3), "a third CPU-bound task ran on two lanes"
+    assert blocker.peak == 2
+    blocker.release.set()
+
+
+def test_tasks_that_wait_on_io_run_beside_a_busy_cpu_lane(make_controller):
+    controller = make_controller(_blockers(("c", "CpuBlocker", 1), ("w", "Blocker", 2)), clock=SystemClock(),
+                                 config=RuntimeConfig(max_timer_driven_threads=4), start=True)
+    controller.start_components()
+    cpu, waiting = controller.processor("c").processor, controller.processor("w").processor
+    assert cpu.entered.acquire(timeout=5)
+    for _ in range(2):
+        assert waiting.entered.acquire(timeout=5), "a task waiting on I/O was held back by the CPU lane"
+    assert cpu.running == 1 and waiting.running == 2
+
+
+def test_terminating_a_stuck_cpu_bound_task_frees_its_lane(make_controller):
+    controller = make_controller(_blockers(("stuck", "CpuBlocker", 1), ("next", "CpuBlocker", 1)),
+                                 clock=SystemClock(), config=RuntimeConfig(max_timer_driven_threads=4), start=True)
+    stuck, following = controller.processor("stuck").processor, controller.processor("next").processor
+    controller.start_processor("stuck")
+    assert stuck.entered.acquire(timeout=5)
+    controller.start_processor("next")
+    assert not following.entered.acquire(timeout=0.3), "a CPU-bound task ran while the only lane was taken"
+    controller.stop_processor("stuck")
+    assert controller.terminate_processor("stuck") == 1
+    assert following.entered.acquire(timeout=5), "the lane of the terminated task was never freed"
+
+
 def test_serial_processor_runs_one_task_at_a_time(make_controller):
     controller = make_controller(
         flow(processors=[processor("s", "SerialBlocker", concurrentlySchedulableTaskCount=4,
