@@ -86,4 +86,5 @@ class FlowFile(NamedTuple):
             attributes.pop(key, None)
         if updates:
             attributes.update(updates)
-        return self._replace(attributes=attributes)
+        # By position: ``_replace`` costs several times more, and this runs per FlowFile.
+        return tuple.__new__(FlowFile, (self[0], self[1], attributes, *self[3:]))

@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import logging
 import time
-import uuid as uuid_module
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 from engine.content.ranges import describe_claim
 from engine.content.reader import ContentNotFoundError
 from engine.flowfile import ContentClaim, FlowFile
+from engine.uuids import new_uuid
 from engine.provenance.event import ProvenanceEvent, ProvenanceEventType as E
 from engine.repository.records import RepositoryRecord
 
@@ -101,10 +101,10 @@ def replay(controller: FlowController, event: ProvenanceEvent, requester: str) -
     connection = controller.connections[event.source_queue_id]
     claim, attributes = replayed_content(event)
     now = int(controller.clock.time() * 1000)
-    new_uuid = str(uuid_module.uuid4())
+    replay_uuid = new_uuid()
     attributes = {name: value for name, value in attributes.items() if name not in _NOT_REPLAYED}
-    attributes.update({REPLAY_ATTRIBUTE: "true", REPLAY_TIMESTAMP_ATTRIBUTE: _java_date(now), "uuid": new_uuid})
-    flowfile = FlowFile(storage.flowfiles.next_id(), new_uuid, attributes, claim, now, event.lineage_start_date, 0,
+    attributes.update({REPLAY_ATTRIBUTE: "true", REPLAY_TIMESTAMP_ATTRIBUTE: _java_date(now), "uuid": replay_uuid})
+    flowfile = FlowFile(storage.flowfiles.next_id(), replay_uuid, attributes, claim, now, event.lineage_start_date, 0,
                         last_queue_date=now)
     if claim is not None:
         try:
@@ -124,7 +124,7 @@ def replay(controller: FlowController, event: ProvenanceEvent, requester: str) -
     replay_event = ProvenanceEvent(
         E.REPLAY, now, event.flowfile_uuid, event.component_id, event.component_type,
         entry_date=now, lineage_start_date=event.lineage_start_date,
-        parent_uuids=(event.flowfile_uuid,), child_uuids=(new_uuid,),
+        parent_uuids=(event.flowfile_uuid,), child_uuids=(replay_uuid,),
         updated_attributes=dict(attributes), content_claim=claim,
         details=f"Replay requested by {requester}", source_queue_id=event.source_queue_id,
     )

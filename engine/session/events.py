@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from engine.flowfile import FlowFile
 from engine.provenance.event import CREATION_TYPES, ProvenanceEvent, ProvenanceEventType as E
-from engine.session.reporter import _diff
+from engine.session.changes import NO_ATTRIBUTES, updated_attributes
 
 if TYPE_CHECKING:
     from engine.session.session import _CommitPlan, _Record
@@ -76,8 +76,7 @@ class SessionEvents:
             if flowfile.content_claim != record.original.content_claim:
                 events.append(self._event_for(E.CONTENT_MODIFIED, record, duration))
                 reported.add(flowfile.uuid)
-            elif record.original.attributes is not flowfile.attributes and \
-                    _diff(record.original.attributes, flowfile.attributes):
+            elif record.original.attributes is not flowfile.attributes and updated_attributes(record):
                 events.append(self._event_for(E.ATTRIBUTES_MODIFIED, record, duration))
                 reported.add(flowfile.uuid)
         for record in self._records.values():
@@ -95,35 +94,39 @@ class SessionEvents:
             entry_date=flowfile.entry_date, lineage_start_date=flowfile.lineage_start_date, **fields,
         )
 
-    def _event_for(self, event_type: E, record: _Record, duration: int, **fields) -> ProvenanceEvent:
-        """A new event about ``record``'s FlowFile, completed with its committed state."""
+    def _event_for(self, event_type: E, record: _Record, duration: int, *, parent_uuids: tuple[str, ...] = (),
+                   child_uuids: tuple[str, ...] = (), details: str | None = None,
+                   alternate_identifier: str | None = None) -> ProvenanceEvent:
+        """A new event about ``record``'s FlowFile, with its committed state.
+
+        The tuple is built by position in one step (see ``ProvenanceEvent``): keywords and
+        ``_replace`` would cost several times more, and this runs for most events.
+        """
         component = self.component
-        event = ProvenanceEvent(event_type, self._now_ms(), record.current.uuid, component.identifier,
-                                component.component_type, **fields)
-        return self._complete(event, record, duration)
+        flowfile = record.current
+        original = record.original
+        source = record.source
+        return _new(ProvenanceEvent, (
+            event_type, self._now_ms(), flowfile.uuid, component.identifier, component.component_type,
+            flowfile.entry_date, flowfile.lineage_start_date, parent_uuids, child_uuids,
+            original.attributes if original is not None else NO_ATTRIBUTES, updated_attributes(record),
+            original.content_claim if original is not None else None, flowfile.content_claim, None, details, None,
+            None, alternate_identifier, source.identifier if source is not None else None, duration, -1,
+        ))
 
     @staticmethod
     def _complete(event: ProvenanceEvent, record: _Record, duration: int) -> ProvenanceEvent:
-        """Fill in an event with the committed state of its FlowFile.
+        """Fill in an event reported during the session with the committed state of its FlowFile.
 
         Attribute mappings are shared, not copied: a FlowFile's attributes are never mutated.
-        The tuple is built by position (see ``ProvenanceEvent``): ``_replace`` would cost
-        several times more, and this runs for every event.
         """
         flowfile = record.current
         original = record.original
-        if original is not None:
-            before = original.attributes
-            updated = {} if before is flowfile.attributes else _diff(before, flowfile.attributes)
-            previous_claim = original.content_claim
-        else:
-            before = {}
-            updated = _diff(before, flowfile.attributes)
-            previous_claim = None
         source = record.source.identifier if record.source is not None else None
         e = event
         return _new(ProvenanceEvent, (
             e[0], e[1], e[2], e[3], e[4], flowfile.entry_date, flowfile.lineage_start_date, e[7], e[8],
-            before, updated, previous_claim, flowfile.content_claim, e[13], e[14], e[15], e[16], e[17], source,
-            e[19] if e[19] >= 0 else duration, e[20],
+            original.attributes if original is not None else NO_ATTRIBUTES, updated_attributes(record),
+            original.content_claim if original is not None else None, flowfile.content_claim, e[13], e[14], e[15],
+            e[16], e[17], source, e[19] if e[19] >= 0 else duration, e[20],
         ))

@@ -35,12 +35,12 @@ import itertools
 import logging
 import threading
 import time
-import uuid as uuid_module
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from engine.flowfile import ContentClaim, FlowFile
+from engine.uuids import new_uuid
 from engine.provenance.event import ProvenanceEvent, ProvenanceEventType as E
 from engine.queue import FlowFileQueue
 from engine.repository.records import RepositoryRecord
@@ -103,6 +103,9 @@ class _Record:
     end: tuple[E, str] | None = None
     #: True for a FlowFile created from its parents by a merge (JOIN), not a split (FORK).
     join: bool = False
+    #: The attributes' changes since ``original``, for the attributes they were worked out of
+    #: (see ``events.updated_attributes``).
+    updated: tuple[Mapping[str, str], Mapping[str, str | None]] | None = None
 
 
 @dataclass
@@ -255,16 +258,16 @@ class ProcessSession(SessionContent, SessionEvents):
         parents = tuple(self._require_current(p) for p in parents or ())
         now = self._now_ms()
         new_id = self.storage.flowfiles.next_id()
-        new_uuid = str(uuid_module.uuid4())
+        flowfile_uuid = new_uuid()
         if parents:
             attributes = _common_attributes(parents)
             oldest = min(parents, key=lambda p: (p.lineage_start_date, p.lineage_start_index))
             lineage = (oldest.lineage_start_date, oldest.lineage_start_index)
         else:
-            attributes = {"filename": new_uuid, "path": "./"}
+            attributes = {"filename": flowfile_uuid, "path": "./"}
             lineage = (now, new_id)
-        attributes["uuid"] = new_uuid
-        flowfile = FlowFile(new_id, new_uuid, attributes, None, now, lineage[0], lineage[1])
+        attributes["uuid"] = flowfile_uuid
+        flowfile = FlowFile(new_id, flowfile_uuid, attributes, None, now, lineage[0], lineage[1])
         self._records[new_id] = _Record(None, flowfile, parents=parents, join=join and bool(parents))
         return flowfile
 
@@ -283,17 +286,17 @@ class ProcessSession(SessionContent, SessionEvents):
             else:
                 claim = claim.slice(offset or 0, flowfile.size - (offset or 0) if size is None else size)
         new_id = self.storage.flowfiles.next_id()
-        new_uuid = str(uuid_module.uuid4())
+        flowfile_uuid = new_uuid()
         attributes = dict(flowfile.attributes)
-        attributes["uuid"] = new_uuid
-        child = flowfile._replace(id=new_id, uuid=new_uuid, attributes=attributes, content_claim=claim,
+        attributes["uuid"] = flowfile_uuid
+        child = flowfile._replace(id=new_id, uuid=flowfile_uuid, attributes=attributes, content_claim=claim,
                                   entry_date=self._now_ms(), penalty_expiration=0)
         if claim is not None:
             self.storage.claims.increment(claim.resource_claim)
         whole = offset is None and size is None
         self._records[new_id] = _Record(None, child, owned_claim=claim, parents=() if whole else (flowfile,))
         if whole:
-            event = self._generated(E.CLONE, flowfile, parent_uuids=(flowfile.uuid,), child_uuids=(new_uuid,))
+            event = self._generated(E.CLONE, flowfile, parent_uuids=(flowfile.uuid,), child_uuids=(flowfile_uuid,))
             self._hold(self.provenance._snapshot(event, flowfile), enrich=False)
         return child
 
@@ -565,15 +568,15 @@ class ProcessSession(SessionContent, SessionEvents):
         """A clone of ``source`` for one more connection of its relationship (with its CLONE event)."""
         flowfile = source.current
         new_id = self.storage.flowfiles.next_id()
-        new_uuid = str(uuid_module.uuid4())
+        flowfile_uuid = new_uuid()
         attributes = dict(flowfile.attributes)
-        attributes["uuid"] = new_uuid
-        child = flowfile._replace(id=new_id, uuid=new_uuid, attributes=attributes)
+        attributes["uuid"] = flowfile_uuid
+        child = flowfile._replace(id=new_id, uuid=flowfile_uuid, attributes=attributes)
         if child.content_claim is not None:
             self.storage.claims.increment(child.content_claim.resource_claim)
         record = _Record(None, child, owned_claim=child.content_claim)
         plan.clones.append(record)
-        event = self._generated(E.CLONE, flowfile, parent_uuids=(flowfile.uuid,), child_uuids=(new_uuid,))
+        event = self._generated(E.CLONE, flowfile, parent_uuids=(flowfile.uuid,), child_uuids=(flowfile_uuid,))
         plan.events.append(self._complete(event, source, duration))
         return record
 
