@@ -20,6 +20,7 @@ import msgpack
 
 from engine import fileops
 from engine.damage import Damage, DamageLog, Quarantine, StorageCorruptionError
+from engine.io_wait import waiting_on_io
 from engine.memory import gc_paused
 from engine.wal import snapshot as snapshots
 from engine.wal.committer import Commit, GroupCommitter
@@ -281,7 +282,11 @@ class WriteAheadLog(Generic[R]):
             raise RuntimeError("the write-ahead log is closed")
         to_wire = self.serde.to_wire
         commit = Commit(records, _packer().pack([to_wire(record) for record in records]), force_sync)
-        self._committer.submit(commit)
+        if force_sync or self.sync_policy is not SyncPolicy.OS:
+            with waiting_on_io():
+                self._committer.submit(commit)
+        else:
+            self._committer.submit(commit)
         if commit.error is not None:
             raise commit.error
         return commit.txn_id
