@@ -21,23 +21,28 @@ def guarded(method):
 
     @functools.wraps(method)
     def wrapper(self, *args, **kwargs):
-        try:
-            with self._lock:
-                if self._terminated:
-                    raise self._terminated_error()
-                self._depth += 1
-                try:
-                    result = method(self, *args, **kwargs)
-                finally:
-                    self._depth -= 1
-        except TaskTerminatedError:
+        # Explicit acquire and release rather than ``with``: this runs several times per
+        # FlowFile, and the context-manager protocol costs more than the call it guards.
+        lock = self._lock
+        lock.acquire()
+        if self._terminated:
+            lock.release()
             self._settle_termination()
-            raise
+            raise self._terminated_error()
+        self._depth += 1
+        try:
+            result = method(self, *args, **kwargs)
         except BaseException as error:
+            self._depth -= 1
+            lock.release()
             if not self._terminated:
                 raise
             self._settle_termination()
+            if isinstance(error, TaskTerminatedError):
+                raise
             raise self._terminated_error() from error
+        self._depth -= 1
+        lock.release()
         # Checked after the lock is released: a terminate that found the lock held had set the
         # flag before trying it, so one of the two always sees the other.
         if self._terminated:
