@@ -9,9 +9,7 @@ import threading
 
 import pytest
 
-pytest.importorskip("bytewax", reason="bytewax comes with requirements-bench.txt (scripts/bench installs it)")
-
-from bench.peer_bytewax import (  # noqa: E402 - only once bytewax is there
+from bench.peer_bytewax import (
     RECORD_SIZE,
     FilePerRecordSink,
     RecordSource,
