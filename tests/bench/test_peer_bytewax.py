@@ -7,7 +7,6 @@ import pickle
 import sqlite3
 import threading
 
-
 from bench.peer_bytewax import (
     RECORD_SIZE,
     FilePerRecordSink,
