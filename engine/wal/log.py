@@ -321,10 +321,18 @@ class WriteAheadLog(Generic[R]):
             self._fail(batch, error, f"it was not written to journal {journal.path}")
             return
         self._next_txn_id = last + 1
-        apply = self._apply
+        # Creates, updates and deletes applied inline: this runs for every record committed.
+        serde = self.serde
+        update_type, record_id, state, apply = serde.update_type, serde.record_id, self.records, self._apply
         for index, commit in enumerate(batch):
             for record in commit.records:
-                apply(record)
+                kind = update_type(record)
+                if kind <= _UPDATE:
+                    state[record_id(record)] = record
+                elif kind == _DELETE:
+                    state.pop(record_id(record), None)
+                else:
+                    apply(record)
             commit.settle(first + index)
 
     @staticmethod
