@@ -256,7 +256,7 @@ class ProcessSession(SessionContent, SessionEvents):
         join = not isinstance(parents, FlowFile) and parents is not None
         if isinstance(parents, FlowFile):
             parents = (parents,)
-        parents = tuple(self._require_current(p) for p in parents or ())
+        parents = tuple([self._require_current(p) for p in parents]) if parents else ()
         now = self._now_ms()
         new_id = self.storage.flowfiles.next_id()
         flowfile_uuid = new_uuid()
