@@ -9,8 +9,9 @@ holds. A pin is written to ``<data dir>/state/load-balance/in-doubt/<batch>.json
 synced) before the first entry of its batch leaves, so it survives a crash of this node, and
 removed once the batch's outcome is known. A node whose FlowFile repository syncs nothing itself
 (sync policy ``os``: it survives a crash of its process, not of the machine) writes its pins the
-same way without the two syncs, which cost more than the rest of a small batch's pin. Pins of a node an operator removed from the cluster
-are released (that node will not answer any more); what it may have taken is then sent elsewhere.
+same way without the two syncs, which cost more than the rest of a pin. Pins of a node an
+operator removed from the cluster are released (that node will not answer any more); what it may
+have taken is then sent elsewhere.
 """
 
 from __future__ import annotations
