@@ -228,7 +228,9 @@ class AtomicFile:
     """A file written under a temporary name and put in place whole, or not at all.
 
     ``commit`` syncs the temporary file, renames it over ``path`` and syncs the directory, so
-    a crash leaves the old file or the new one, whole. ``abort`` (or an exception inside a
+    a crash leaves the old file or the new one, whole. With ``durable=False`` it only renames:
+    a crash of the process still leaves one of them whole (the kernel has the bytes), a power
+    loss may leave neither. ``abort`` (or an exception inside a
     ``with`` block) deletes the temporary file. Writes are gathered in a buffer of
     ``buffer_size`` bytes. A ``mode`` other than the default is the new file's permission bits
     from its creation on (exactly, umask aside), so a private file (a key: 0o600) is never
@@ -236,8 +238,9 @@ class AtomicFile:
     """
 
     def __init__(self, path: str | Path, temporary: str | Path | None = None, *, buffer_size: int = 1 << 20,
-                 mode: int = 0o644) -> None:
+                 mode: int = 0o644, durable: bool = True) -> None:
         self.path = Path(path)
+        self.durable = durable
         self.temporary = Path(temporary) if temporary is not None else self.path.with_name(self.path.name + ".tmp")
         self._buffer = bytearray()
         self._buffer_size = buffer_size
@@ -265,14 +268,16 @@ class AtomicFile:
             return
         try:
             self._flush()
-            sync(self._fd, self.temporary)
+            if self.durable:
+                sync(self._fd, self.temporary)
             self._close()
             rename(self.temporary, self.path)
         except BaseException:
             self.abort()
             raise
         self._done = True
-        sync_directory(self.path.parent)
+        if self.durable:
+            sync_directory(self.path.parent)
 
     def abort(self) -> None:
         """Give the new file up: the temporary file is deleted, ``path`` stays as it was."""
@@ -302,10 +307,11 @@ class AtomicFile:
 
 
 def write_atomically(path: str | Path, data: bytes, temporary: str | Path | None = None, *,
-                     mode: int = 0o644) -> None:
+                     mode: int = 0o644, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` so that a crash leaves the old file or the new one, whole
-    (``mode``: the new file's permission bits, see :class:`AtomicFile`)."""
-    with AtomicFile(path, temporary, mode=mode) as handle:
+    (``mode``: the new file's permission bits; ``durable=False``: no syncs, whole after a crash
+    of the process only; see :class:`AtomicFile`)."""
+    with AtomicFile(path, temporary, mode=mode, durable=durable) as handle:
         handle.write(data)
 
 

@@ -7,8 +7,11 @@ to that node: the partitioners never move them (round robin's fail-over and offl
 and they are sent to it again, where the receiver's transfer marks recognise what it already
 holds. A pin is written to ``<data dir>/state/load-balance/in-doubt/<batch>.json`` (atomically,
 synced) before the first entry of its batch leaves, so it survives a crash of this node, and
-removed once the batch's outcome is known. Pins of a node an operator removed from the cluster
-are released (that node will not answer any more); what it may have taken is then sent elsewhere.
+removed once the batch's outcome is known. A node whose FlowFile repository syncs nothing itself
+(sync policy ``os``: it survives a crash of its process, not of the machine) writes its pins the
+same way without the two syncs, which cost more than the rest of a pin. Pins of a node an
+operator removed from the cluster are released (that node will not answer any more); what it may
+have taken is then sent elsewhere.
 """
 
 from __future__ import annotations
@@ -35,11 +38,13 @@ class PinError(OSError):
 class TransferPins:
     """The pins of one node's data directory (see the module docstring)."""
 
-    def __init__(self, data_dir: str | Path) -> None:
+    def __init__(self, data_dir: str | Path, *, durable: bool = True) -> None:
         self.directory = Path(data_dir) / PIN_DIRECTORY
+        self.durable = durable
         self._lock = threading.Lock()
         self._batches: dict[str, tuple[str, frozenset[int]]] = {}
         self._nodes: dict[int, str] = {}
+        self._counts: dict[int, int] = {}  # FlowFile id -> how many batches pin it (usually 1)
         self._load()
 
     def node_of(self, flowfile_id: int) -> str | None:
@@ -58,14 +63,16 @@ class TransferPins:
         data = json.dumps({"node": node, "flowfiles": sorted(ids)}).encode()
         try:
             fileops.make_directory(self.directory)
-            fileops.write_atomically(path, data)
+            fileops.write_atomically(path, data, durable=self.durable)
         except OSError as error:
             raise PinError(f"could not record the batch in doubt {path} ({error}); the batch stays here and is "
                            "sent once the disk takes writes again: free space or fix the disk") from error
         with self._lock:
             self._batches[batch] = (node, ids)
+            nodes, counts = self._nodes, self._counts
             for flowfile_id in ids:
-                self._nodes[flowfile_id] = node
+                nodes[flowfile_id] = node
+                counts[flowfile_id] = counts.get(flowfile_id, 0) + 1
 
     def settle(self, batch: str, *, delivered: bool) -> None:
         """The outcome of ``batch`` is known: its receiver took it (``delivered``: its FlowFiles
@@ -76,8 +83,14 @@ class TransferPins:
             entry = self._batches.pop(batch, None)
             if entry is None:
                 return
-            stale = [batch] + (self._forget(entry[1]) if delivered else [])
-            self._reindex()
+            ids = entry[1]
+            stale = [batch]
+            if any(self._counts[flowfile_id] > 1 for flowfile_id in ids):  # pinned by other batches too
+                stale += self._forget(ids) if delivered else []
+                self._reindex()
+            else:  # the usual case: a cost by the batch's size, not by every pin held
+                for flowfile_id in ids:
+                    del self._nodes[flowfile_id], self._counts[flowfile_id]
         for name in stale:
             self._remove(self._path(name))
 
@@ -121,6 +134,10 @@ class TransferPins:
 
     def _reindex(self) -> None:
         self._nodes = {i: node for node, ids in self._batches.values() for i in ids}
+        self._counts = dict.fromkeys(self._nodes, 0)
+        for _, ids in self._batches.values():
+            for flowfile_id in ids:
+                self._counts[flowfile_id] += 1
 
     def _path(self, batch: str) -> Path:
         return self.directory / f"{batch}.json"

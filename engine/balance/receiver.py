@@ -444,7 +444,7 @@ class TransferReceiver:
                 with_content += 1
             new_id = next_id()
             new_uuid = uuids[index]
-            attributes = dict(meta.attributes)
+            attributes = meta.attributes  # decoded for this batch alone: the FlowFile may own it
             attributes["uuid"] = new_uuid
             flowfile = _new(FlowFile, (new_id, new_uuid, attributes, claim, meta.entry_date, meta.lineage_start_date,
                                        new_id, now, next(_queue_date_index), meta.penalty_expiration))

@@ -36,6 +36,7 @@ from engine.cluster.config import ClusterConfig
 from engine.cluster.keys import ClusterKeys
 from engine.cluster.records import ClusterView, NodeState, NodeStateError, mark_offloaded, read_removed
 from engine.runtime.graph import queue_settings
+from engine.wal import SyncPolicy
 
 __all__ = ["BalanceSettings", "LoadBalancing"]
 
@@ -73,7 +74,7 @@ class LoadBalancing:
         self.keys = keys
         self.settings = settings
         self.store = TopologyStore(node.data_dir, node_id)
-        self.pins = TransferPins(node.data_dir)
+        self.pins = TransferPins(node.data_dir, durable=node.storage.flowfiles.sync_policy is not SyncPolicy.OS)
         self._redis_url = redis_url
         self._offloading = False
         self._offload_reported = False

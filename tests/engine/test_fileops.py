@@ -21,6 +21,21 @@ def test_atomic_file_puts_the_new_file_in_place_whole(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["state"]
 
 
+def test_an_atomic_file_that_need_not_be_durable_is_put_in_place_whole_without_a_sync(tmp_path):
+    target = tmp_path / "state"
+    target.write_bytes(b"old")
+    with FaultPlan(operations={"sync"}).installed() as syncs:
+        fileops.write_atomically(target, b"new", durable=False)
+    assert syncs.count == 0 and target.read_bytes() == b"new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state"]
+    with FaultPlan(operations={"sync"}).installed() as syncs:
+        fileops.write_atomically(target, b"newer")
+    assert syncs.count == 2, "the durable kind syncs the file and its directory"
+    with FaultPlan(fail_at=1, errno=errno.ENOSPC, operations={"write"}).installed(), pytest.raises(OSError):
+        fileops.write_atomically(target, b"lost", durable=False)
+    assert target.read_bytes() == b"newer" and sorted(p.name for p in tmp_path.iterdir()) == ["state"]
+
+
 @pytest.mark.parametrize("operation", ["write", "sync", "rename"])
 def test_atomic_file_that_fails_leaves_the_old_file_and_no_temporary(tmp_path, operation):
     target = tmp_path / "state"

@@ -33,6 +33,27 @@ def test_a_pin_survives_a_restart_and_a_delivery_settles_every_batch_of_its_flow
     assert len(TransferPins(tmp_path)) == 0
 
 
+def test_settling_one_batch_frees_its_own_flowfiles_and_no_other_batchs(tmp_path):
+    pins = TransferPins(tmp_path)
+    pins.pin("t1:a", "n2", [1, 2])
+    pins.pin("t2:b", "n3", [3])
+    pins.settle("t2:b", delivered=True)
+    assert pins.node_of(3) is None and pins.node_of(1) == pins.node_of(2) == "n2" and len(pins) == 2
+    pins.settle("t1:a", delivered=False)  # refused: pinned by no other batch, so in doubt no more
+    assert pins.node_of(1) is None and len(pins) == 0 and not list(pins.directory.iterdir())
+    # Pins read back at a start settle the same way, one batch shared by a resend included.
+    pins.pin("t3:c", "n2", [4, 5])
+    pins.pin("t4:d", "n2", [5])
+    reloaded = TransferPins(tmp_path)
+    reloaded.settle("t4:d", delivered=False)
+    assert reloaded.node_of(5) == "n2", "still pinned by the first batch"
+    reloaded.pin("t5:e", "n2", [6])
+    reloaded.settle("t5:e", delivered=True)
+    assert reloaded.node_of(6) is None and reloaded.node_of(4) == reloaded.node_of(5) == "n2"
+    reloaded.settle("t3:c", delivered=True)
+    assert len(reloaded) == 0 and not list(reloaded.directory.iterdir())
+
+
 def test_a_pin_that_cannot_be_written_pins_nothing(tmp_path):
     pins = TransferPins(tmp_path)
     with FaultPlan(fail_at=1, errno=errno.ENOSPC, operations={"write"}).installed() as plan, \
@@ -42,6 +63,21 @@ def test_a_pin_that_cannot_be_written_pins_nothing(tmp_path):
     assert "in-doubt" in str(raised.value) and "free space" in str(raised.value)
     assert pins.node_of(1) is None
     assert len(TransferPins(tmp_path)) == 0
+
+
+@pytest.mark.parametrize("durable, syncs", [(True, 2), (False, 0)])
+def test_pins_of_a_node_that_syncs_nothing_itself_are_written_without_syncs(tmp_path, durable, syncs):
+    """Sync policy ``os``: a pin needs to survive a crash of the process only, as the node's commits do."""
+    pins = TransferPins(tmp_path, durable=durable)
+    with FaultPlan(operations={"sync"}).installed() as counted:
+        pins.pin("t1:a", "n2", [1, 2])
+    assert counted.count == syncs
+    assert TransferPins(tmp_path).node_of(2) == "n2"
+    with FaultPlan(fail_at=1, errno=errno.ENOSPC, operations={"write"}).installed(), \
+            pytest.raises(PinError) as raised:
+        pins.pin("t2:b", "n2", [3])
+    assert "t2-b.json" in str(raised.value) and "free space" in str(raised.value)
+    assert pins.node_of(3) is None and TransferPins(tmp_path).node_of(3) is None
 
 
 def test_a_damaged_pin_is_reported_and_skipped(tmp_path, caplog):

@@ -11,7 +11,7 @@ from engine.balance.service import LoadBalancing
 from engine.balance.trust import ClusterKeyTrust
 from engine.cluster.keys import ClusterKeys
 from engine.cluster.records import Heartbeat, NodeRecord, NodeState, remove_node
-from engine.node import StandaloneNode
+from engine.node import NodeConfig, StandaloneNode
 
 KEYS = ClusterKeys("balance-test")
 
@@ -27,10 +27,10 @@ def balancing(tmp_path, redis_server):
     """Makes node n1's LoadBalancing over ``tmp_path/n1`` (its node is stopped after the test)."""
     made = []
 
-    def make() -> LoadBalancing:
+    def make(config: NodeConfig | None = None) -> LoadBalancing:
         trust = ClusterKeyTrust("a cluster key for the test", "n1")
-        made.append(LoadBalancing(StandaloneNode(tmp_path / "n1"), "n1", f"redis://127.0.0.1:{redis_server.port}/0",
-                                  KEYS, trust, trust))
+        made.append(LoadBalancing(StandaloneNode(tmp_path / "n1", config), "n1",
+                                  f"redis://127.0.0.1:{redis_server.port}/0", KEYS, trust, trust))
         return made[-1]
     yield make
     for lb in made:
@@ -81,3 +81,9 @@ def test_offloading_peers_leave_the_topology_and_a_removed_node_may_come_back(ba
     lb._watch()
     assert lb.store.current.nodes == ("n1", "n2", "n3")
     assert not client.hexists(KEYS.removed, "n3")
+
+
+@pytest.mark.parametrize("policy, durable", [("grouped", True), ("always", True), ("os", False)])
+def test_pins_are_synced_unless_the_node_syncs_nothing_itself(balancing, policy, durable):
+    lb = balancing(NodeConfig.from_mapping({"flowfile_repository": {"sync_policy": policy}}))
+    assert lb.pins.durable is durable
