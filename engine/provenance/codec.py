@@ -1,10 +1,12 @@
-"""The msgpack encoding of one provenance event, shared by journals and shard segments.
+"""The msgpack encoding of provenance events, shared by journals and shard segments.
 
-An event is stored as a msgpack array *without* its id (the id travels beside it: a journal
-frame carries the first id of its batch, a segment block the list of its ids), so the bytes
-made when the event is registered are copied, never re-encoded, into long-term storage.
+An event is stored as the msgpack array of its fields as ``ProvenanceEvent`` orders them, which
+is what msgpack makes of the named tuple itself: a batch is encoded by one C-level call, with
+no per-event work in Python. The id travels beside the stored bytes (a journal frame carries
+the first id of its batch, a segment block the list of its ids), so the bytes made when the
+event is registered are copied, never re-encoded, into long-term storage.
 
-Array layout, format version 1 (append new fields at the end only)::
+Array layout, format version 2 (append new fields at the end only)::
 
     0 type name        5 entry_date          10 updated_attributes (None = removed)
     1 event_time       6 lineage_start_date  11 previous_content_claim
@@ -13,13 +15,20 @@ Array layout, format version 1 (append new fields at the end only)::
     4 component_type   9 previous_attributes 14 details        17 alternate_identifier
                                              15 transit_uri    18 source_queue_id
                                                                19 duration
+                                                               20 ignored (the id as passed in)
 
-A claim is ``[container, section, identifier, offset, length]`` or nil, followed by the
-content's CRC32 when the claim has one (readers of the five first elements ignore it).
+A claim is ``[[container, section, identifier], offset, length, checksum]`` (checksum nil when
+unknown) or nil. Format 1 (stored before format 2) has 20 fields and flat claims
+``[container, section, identifier, offset, length]``, followed by the CRC32 when there is one;
+both are read.
 
-Beside its bytes, each event gets an index fragment (``index_fragments``): the fields a shard
-indexes, with uuids, filenames, components and attribute values reduced to 64-bit keys
-(``index_key``) of their lower-case text, as NiFi's searches ignore case (``term_key``).
+A registered batch is journaled as one *record* (``encode_record``): ``[min_time, max_time,
+[event, ...]]``, from which each event's stored bytes are sliced (``split_record``) at rollover.
+
+What a shard indexes about each event is its index fragment (``index_fragments``), made at
+rollover: the fields a shard indexes, with uuids, filenames, components and attribute values
+reduced to 64-bit keys (``index_key``) of their lower-case text, as NiFi's searches ignore case
+(``term_key``).
 """
 
 from __future__ import annotations
@@ -27,7 +36,7 @@ from __future__ import annotations
 import threading
 from functools import lru_cache
 from hashlib import blake2b
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import msgpack
 
@@ -37,8 +46,11 @@ from engine.provenance.event import ProvenanceEvent, ProvenanceEventType
 __all__ = [
     "FORMAT_VERSION",
     "encode_events",
+    "encode_record",
+    "split_record",
     "decode_wire",
     "event_from_wire",
+    "claim_length",
     "index_fragments",
     "FRAGMENT_HEADER",
     "index_key",
@@ -50,72 +62,66 @@ __all__ = [
     "COMPONENT_KEY",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 _EVENT_TYPES = {t.value: t for t in ProvenanceEventType}
 
 
-_TYPE_NAMES = {t: t.value for t in ProvenanceEventType}
 _TYPE_FIELDS = {t: f"{t.value:20}" for t in ProvenanceEventType}
 _local = threading.local()
 
 
+def _stored_form(value: Any) -> Any:
+    # Called by msgpack for what it cannot pack as it is: mappings other than dicts, and uuid
+    # collections other than lists and tuples.
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(f"a provenance event field cannot hold {type(value).__name__}")
+    return list(value)
+
+
 def _packer() -> msgpack.Packer:
-    # One per thread: making a Packer for every event costs about as much as packing it.
+    # One per thread: making a Packer for every batch costs about as much as packing it.
     packer = getattr(_local, "packer", None)
     if packer is None:
-        packer = _local.packer = msgpack.Packer(use_bin_type=True)
+        packer = _local.packer = msgpack.Packer(use_bin_type=True, default=_stored_form)
     return packer
-
-
-def _claim(claim: ContentClaim | None) -> list[Any] | None:
-    if claim is None:
-        return None
-    resource = claim.resource_claim
-    if claim.checksum is None:
-        return [resource.container, resource.section, resource.identifier, claim.offset, claim.length]
-    return [resource.container, resource.section, resource.identifier, claim.offset, claim.length, claim.checksum]
-
-
-def _mapping(values: Any) -> dict[str, Any]:
-    return values if type(values) is dict else dict(values)
-
-
-def _array(values: Sequence[Any]) -> Sequence[Any]:
-    return values if type(values) is tuple or type(values) is list else list(values)
 
 
 def encode_events(events: Iterable[ProvenanceEvent]) -> list[bytes]:
     """The stored bytes of each event (its id is not part of them)."""
     pack = _packer().pack
-    names = _TYPE_NAMES
-    return [
-        pack(
-            [
-                names[event.event_type],
-                event.event_time,
-                event.flowfile_uuid,
-                event.component_id,
-                event.component_type,
-                event.entry_date,
-                event.lineage_start_date,
-                _array(event.parent_uuids),
-                _array(event.child_uuids),
-                _mapping(event.previous_attributes),
-                _mapping(event.updated_attributes),
-                _claim(event.previous_content_claim),
-                _claim(event.content_claim),
-                event.relationship,
-                event.details,
-                event.transit_uri,
-                event.source_system_flowfile_id,
-                event.alternate_identifier,
-                event.source_queue_id,
-                event.duration,
-            ]
-        )
-        for event in events
-    ]
+    return [pack(event) for event in events]
+
+
+def encode_record(events: Sequence[ProvenanceEvent], min_time: int, max_time: int) -> bytes:
+    """One registered batch as a journal record: ``[min_time, max_time, [event, ...]]``."""
+    return _packer().pack((min_time, max_time, events))
+
+
+def split_record(record: bytes) -> tuple[int, int, list[bytes]]:
+    """The times and the stored bytes of each event of a record made by ``encode_record``;
+    raises ValueError when it is not one."""
+    unpacker = msgpack.Unpacker(max_buffer_size=len(record))
+    unpacker.feed(record)
+    if unpacker.read_array_header() != 3:
+        raise ValueError("not a provenance record")
+    min_time, max_time = unpacker.unpack(), unpacker.unpack()
+    count = unpacker.read_array_header()
+    skip, tell = unpacker.skip, unpacker.tell
+    start = tell()
+    ends = []
+    for _ in range(count):
+        skip()
+        ends.append(tell())
+    if ends and ends[-1] != len(record) or type(min_time) is not int or type(max_time) is not int:
+        raise ValueError("not a provenance record")
+    blobs = []
+    for end in ends:
+        blobs.append(record[start:end])
+        start = end
+    return min_time, max_time, blobs
 
 
 UUID_KEY, FILENAME_KEY, COMPONENT_KEY, ATTRIBUTE_KEY = b"uuid", b"filename", b"component", b"attribute"
@@ -198,9 +204,19 @@ def decode_wire(data: bytes) -> Sequence[Any]:
 def _claim_from(wire: Sequence[Any] | None) -> ContentClaim | None:
     if wire is None:
         return None
+    if type(wire[0]) is tuple or type(wire[0]) is list:  # format 2
+        container, section, identifier = wire[0]
+        return ContentClaim(ResourceClaim(container, section, identifier), wire[1], wire[2], wire[3])
     container, section, identifier, offset, length = wire[:5]
     checksum = wire[5] if len(wire) > 5 else None
     return ContentClaim(ResourceClaim(container, section, identifier), offset, length, checksum)
+
+
+def claim_length(wire: Sequence[Any] | None) -> int:
+    """The content length of a stored claim (0 for none)."""
+    if wire is None:
+        return 0
+    return wire[2] if type(wire[0]) is tuple or type(wire[0]) is list else wire[4]
 
 
 def event_from_wire(wire: Sequence[Any], event_id: int) -> ProvenanceEvent:
