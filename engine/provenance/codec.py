@@ -1,10 +1,11 @@
 """The msgpack encoding of provenance events, shared by journals and shard segments.
 
 An event is stored as the msgpack array of its fields as ``ProvenanceEvent`` orders them, which
-is what msgpack makes of the named tuple itself: a batch is encoded by one C-level call, with
-no per-event work in Python. The id travels beside the stored bytes (a journal frame carries
-the first id of its batch, a segment block the list of its ids), so the bytes made when the
-event is registered are copied, never re-encoded, into long-term storage.
+is what msgpack makes of the named tuple itself: encoding one is a single C-level call, with
+no field handled in Python. The id travels beside the stored bytes (a journal frame carries
+the first id of its batch, a segment block the list of its ids; the last field holds whatever
+id the event had when registered, -1 as a rule), so the bytes made when the event is registered
+are copied, never re-encoded, into long-term storage.
 
 Array layout, format version 2 (append new fields at the end only)::
 
@@ -15,7 +16,7 @@ Array layout, format version 2 (append new fields at the end only)::
     4 component_type   9 previous_attributes 14 details        17 alternate_identifier
                                              15 transit_uri    18 source_queue_id
                                                                19 duration
-                                                               20 ignored (the id as passed in)
+                                                               20 ignored (the id passed in)
 
 A claim is ``[[container, section, identifier], offset, length, checksum]`` (checksum nil when
 unknown) or nil. Format 1 (stored before format 2) has 20 fields and flat claims
@@ -23,12 +24,12 @@ unknown) or nil. Format 1 (stored before format 2) has 20 fields and flat claims
 both are read.
 
 A registered batch is journaled as one *record* (``encode_record``): ``[min_time, max_time,
-[event, ...]]``, from which each event's stored bytes are sliced (``split_record``) at rollover.
+[event bytes, ...]]``.
 
-What a shard indexes about each event is its index fragment (``index_fragments``), made at
-rollover: the fields a shard indexes, with uuids, filenames, components and attribute values
-reduced to 64-bit keys (``index_key``) of their lower-case text, as NiFi's searches ignore case
-(``term_key``).
+Beside its bytes, each event gets an index fragment (``index_fragments``), kept in memory until
+the rollover indexes it (recovery makes it again from the event): the fields a shard indexes,
+with uuids, filenames, components and attribute values reduced to 64-bit keys (``index_key``)
+of their lower-case text, as NiFi's searches ignore case (``term_key``).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ __all__ = [
     "FORMAT_VERSION",
     "encode_events",
     "encode_record",
-    "split_record",
+    "decode_record",
     "decode_wire",
     "event_from_wire",
     "claim_length",
@@ -65,9 +66,7 @@ __all__ = [
 FORMAT_VERSION = 2
 
 _EVENT_TYPES = {t.value: t for t in ProvenanceEventType}
-
-
-_TYPE_FIELDS = {t: f"{t.value:20}" for t in ProvenanceEventType}
+_TYPE_FIELDS_BY_ID = {id(t): f"{t.value:20}" for t in ProvenanceEventType}
 _local = threading.local()
 
 
@@ -90,37 +89,22 @@ def _packer() -> msgpack.Packer:
 
 
 def encode_events(events: Iterable[ProvenanceEvent]) -> list[bytes]:
-    """The stored bytes of each event (its id is not part of them)."""
+    """The stored bytes of each event (format 2)."""
     pack = _packer().pack
     return [pack(event) for event in events]
 
 
-def encode_record(events: Sequence[ProvenanceEvent], min_time: int, max_time: int) -> bytes:
-    """One registered batch as a journal record: ``[min_time, max_time, [event, ...]]``."""
-    return _packer().pack((min_time, max_time, events))
+def encode_record(blobs: Sequence[bytes], min_time: int, max_time: int) -> bytes:
+    """One registered batch as a journal record: ``[min_time, max_time, [event bytes, ...]]``."""
+    return _packer().pack((min_time, max_time, blobs))
 
 
-def split_record(record: bytes) -> tuple[int, int, list[bytes]]:
+def decode_record(record: bytes) -> tuple[int, int, Sequence[bytes]]:
     """The times and the stored bytes of each event of a record made by ``encode_record``;
-    raises ValueError when it is not one."""
-    unpacker = msgpack.Unpacker(max_buffer_size=len(record))
-    unpacker.feed(record)
-    if unpacker.read_array_header() != 3:
+    raises ValueError (or msgpack's errors) when it is not one."""
+    min_time, max_time, blobs = msgpack.unpackb(record, use_list=False)
+    if type(min_time) is not int or type(max_time) is not int or not all(type(b) is bytes for b in blobs):
         raise ValueError("not a provenance record")
-    min_time, max_time = unpacker.unpack(), unpacker.unpack()
-    count = unpacker.read_array_header()
-    skip, tell = unpacker.skip, unpacker.tell
-    start = tell()
-    ends = []
-    for _ in range(count):
-        skip()
-        ends.append(tell())
-    if ends and ends[-1] != len(record) or type(min_time) is not int or type(max_time) is not int:
-        raise ValueError("not a provenance record")
-    blobs = []
-    for end in ends:
-        blobs.append(record[start:end])
-        start = end
     return min_time, max_time, blobs
 
 
@@ -133,7 +117,16 @@ def index_key(domain: bytes, text: str) -> int:
     Integer keys make index rows small and cheap to insert; two texts may share a key, so
     whatever an index lookup finds is checked against the events read.
     """
-    return int.from_bytes(blake2b(text.encode(), digest_size=8, person=domain).digest(), "little", signed=True)
+    state = _KEY_STATES.get(domain)
+    if state is None:
+        state = _KEY_STATES[domain] = blake2b(digest_size=8, person=domain)
+    # Copying the personalised state costs less than making it anew for every text.
+    digest = state.copy()
+    digest.update(text.encode())
+    return int.from_bytes(digest.digest(), "little", signed=True)
+
+
+_KEY_STATES: dict[bytes, Any] = {}
 
 
 def term_key(domain: bytes, text: str) -> int:
@@ -164,31 +157,64 @@ def index_fragments(events: Iterable[ProvenanceEvent], indexed_attributes: Itera
     keys of every uuid the event names (FlowFile first, then parents and children), of its
     filename and of its indexed attributes.
     """
-    term = _term
-    types = _TYPE_FIELDS
-    fragments = []
+    uuids, filenames, term = _term.fields[UUID_KEY], _term.fields[FILENAME_KEY], _term
+    component = _component_field
+    type_fields = _TYPE_FIELDS_BY_ID
+    indexed = tuple(indexed_attributes)
+    fragments: list[str] = []
+    append = fragments.append
     for event in events:
-        updated = event.updated_attributes
-        previous = event.previous_attributes
-        terms = [term(UUID_KEY, event.flowfile_uuid)]
-        if event.parent_uuids or event.child_uuids:
-            terms += [term(UUID_KEY, uuid) for uuid in (*event.parent_uuids, *event.child_uuids)]
+        uuid, updated, previous = event.flowfile_uuid, event.updated_attributes, event.previous_attributes
+        # By identity: hashing an Enum member runs Python code.
+        event_type = event.event_type
+        kind = type_fields.get(id(event_type)) or f"{getattr(event_type, 'value', event_type):20}"
         filename = updated["filename"] if "filename" in updated else previous.get("filename")
+        head = f"{event.event_time:20d}{kind}{component(event.component_id)}"
+        parents, children = event.parent_uuids, event.child_uuids
+        if filename is not None and not (parents or children or indexed):
+            # The usual event: its FlowFile's uuid and its filename.
+            append(f"{head}       2{uuids.get(uuid) or term(UUID_KEY, uuid)}"
+                   f"{filenames.get(filename) or term(FILENAME_KEY, filename)}")
+            continue
+        terms = [term(UUID_KEY, uuid)]
+        if parents or children:
+            terms += [term(UUID_KEY, other) for other in (*parents, *children)]
         if filename is not None:
             terms.append(term(FILENAME_KEY, filename))
-        for name in indexed_attributes:
+        for name in indexed:
             value = updated[name] if name in updated else previous.get(name)
             if value is not None:
                 terms.append(f"{attribute_key(name, value):20d}")
-        fragments.append(f"{event.event_time:20d}{types[event.event_type]}{_component_field(event.component_id)}"
-                         f"{len(terms):8d}{''.join(terms)}")
+        append(f"{head}{len(terms):8d}{''.join(terms)}")
     return fragments
 
 
-@lru_cache(maxsize=1 << 16)
-def _term(domain: bytes, text: str) -> str:
-    # The formatted key, cached: a FlowFile's uuid and filename come back in each of its events.
-    return f"{term_key(domain, text):20d}"
+class _TermFields:
+    """The formatted keys of uuids and filenames, remembered: a FlowFile's uuid and filename
+    come back in each of its events. Plain dicts of strings: an ``lru_cache`` allocates objects
+    the garbage collector tracks for every miss, and most uuids miss once."""
+
+    _LIMIT = 1 << 16
+
+    def __init__(self) -> None:
+        self.fields: dict[bytes, dict[str, str]] = {UUID_KEY: {}, FILENAME_KEY: {}}
+
+    def __call__(self, domain: bytes, text: str) -> str:
+        known = self.fields[domain]
+        field = known.get(text)
+        if field is None:
+            if len(known) >= self._LIMIT:
+                known.clear()
+            field = known[text] = f"{index_key(domain, text.lower()):20d}"
+        return field
+
+    def cache_clear(self) -> None:
+        """Forget every key (needed only when ``index_key`` changes)."""
+        for known in self.fields.values():
+            known.clear()
+
+
+_term = _TermFields()
 
 
 @lru_cache(maxsize=4096)

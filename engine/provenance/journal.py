@@ -5,8 +5,9 @@ A *journal set* is ``journals/<first_id>.journal.<i>`` for ``i < journal_count``
 of the current set (threads share files once there are more threads than files), so that
 several threads append at once. A file starts with an 8-byte magic; each batch is one frame
 (see ``frames``) whose payload is the batch's record (``codec.encode_record``): the bounds of
-its times and its ``count`` events, whose ids are ``first_event_id ..``. Nothing is indexed on
-the write path: the rollover computes what the shard indexes, in bulk. Frames are written with ``os.write`` on an
+its times and the stored bytes of its ``count`` events, whose ids are ``first_event_id ..``.
+Their index fragments are not journaled: the set keeps them in memory for the rollover, and
+recovery makes them again from the events. Frames are written with ``os.write`` on an
 ``O_APPEND`` descriptor, so once ``register_events`` returns the batch is in the kernel and
 survives the death of the process; ``fsync`` (``always_sync``) is needed only to survive a
 power loss. A write that fails is cut back, so a file never holds half a frame before a whole
@@ -35,7 +36,6 @@ import msgpack
 from engine import fileops
 from engine.fileops import is_all_zero
 from engine.provenance import codec, frames
-from engine.provenance.event import ProvenanceEvent
 from engine.provenance.frames import BadFrame, Frame, encode as encode_frame
 
 __all__ = [
@@ -57,19 +57,14 @@ _NAME = re.compile(r"^(\d+)\.journal\.(\d+)$")
 
 
 class JournalFrame(NamedTuple):
-    """One batch of a journal: ids ``first_id .. first_id + len(events) - 1``.
-
-    A batch registered by this process has its ``record`` (the journaled payload) and, as
-    ``events``, the registered events themselves; a batch read back from a file has no
-    record, and ``events`` holds each event's stored bytes.
-    """
+    """One batch of a journal: ids ``first_id .. first_id + len(events) - 1``; ``fragments`` is
+    None when read from a file that does not hold them."""
 
     first_id: int
-    events: Sequence[bytes] | Sequence[ProvenanceEvent]
+    events: Sequence[bytes]
     fragments: Sequence[str] | None
     min_time: int
     max_time: int
-    record: bytes | None = None
 
 
 class Journal:
@@ -239,7 +234,7 @@ _VERSIONS = {MAGIC: 4, _V3_MAGIC: 3, **{magic: 1 for magic in _LEGACY_MAGICS}}
 def _decode(frame: Frame, version: int) -> JournalFrame | None:
     if version in (0, 4):
         try:
-            min_time, max_time, blobs = codec.split_record(frame.payload)
+            min_time, max_time, blobs = codec.decode_record(frame.payload)
         except (ValueError, TypeError, msgpack.UnpackException):
             blobs = None
         if blobs is not None and len(blobs) == frame.count:

@@ -7,8 +7,8 @@ Layout under the repository directory::
     id-floor                            highest id ever stored, kept when shards age off
 
 Write path: ``register_events`` gives the batch the next contiguous ids and appends it as one
-compact frame to one journal of the current set; nothing is indexed there. The set keeps the
-registered events in memory, and its rollover makes their index fragments in bulk. Event ids are handed out under the same lock that
+compact frame to one journal of the current set; the set keeps the frames, with the index
+fragments of their events, in memory for its rollover. Event ids are handed out under the same lock that
 swaps journal sets, so every id of one set is below every id of the next: rolling sets over in
 order keeps shards in id order, and a set rolled over again after a crash is recognised by its
 ids (those not above the highest stored id are skipped), so recovery neither loses nor
@@ -219,7 +219,11 @@ class ProvenanceRepository:
         count = len(events)
         times = [event.event_time for event in events]
         min_time, max_time = min(times), max(times)
-        payload = codec.encode_record(events, min_time, max_time)
+        blobs = codec.encode_events(events)
+        # Made now, while the events are in the processor's cache: the rollover would read
+        # them back from memory, and keeping them alive until then burdens the collector.
+        fragments = codec.index_fragments(events, self.config.indexed_attributes)
+        payload = codec.encode_record(blobs, min_time, max_time)
         slot = getattr(self._thread_slot, "value", None)
         if slot is None:
             slot = self._thread_slot.value = next(self._slots)
@@ -240,9 +244,7 @@ class ProvenanceRepository:
                     generation.events += count
                     generation.bytes += len(payload) + FRAME_OVERHEAD
                     due = generation.bytes >= self.config.rollover_size
-                make = tuple.__new__
-                registered = [make(ProvenanceEvent, (*event[:-1], first_id + i)) for i, event in enumerate(events)]
-                frame = JournalFrame(first_id, tuple(registered), None, min_time, max_time, payload)
+                frame = JournalFrame(first_id, blobs, fragments, min_time, max_time)
                 data = encode_frame(first_id, count, payload)
                 try:
                     journal.append(data)
@@ -257,7 +259,8 @@ class ProvenanceRepository:
             break
         if due:
             self._request_rollover()
-        return registered
+        make = tuple.__new__
+        return [make(ProvenanceEvent, event[:-1] + (first_id + i,)) for i, event in enumerate(events)]
 
     def rollover(self) -> int:
         """Move journaled events into shards now; return how many were stored."""
@@ -305,20 +308,13 @@ class ProvenanceRepository:
         fragments: list[str] = []
         min_time = max_time = None
         last = self._stored_max_id
-        indexed = self.config.indexed_attributes
         for frame in frames:
             if frame.first_id + len(frame.events) - 1 <= last:
                 continue
             skip = max(0, last + 1 - frame.first_id)
             ids.extend(range(frame.first_id + skip, frame.first_id + len(frame.events)))
-            if frame.record is None:
-                blobs.extend(frame.events[skip:])
-                fragments.extend(frame.fragments[skip:])
-            else:
-                # Registered by this process: the stored bytes are cut out of the journaled
-                # record, and the index fragments made from the events at hand.
-                blobs.extend(codec.split_record(frame.record)[2][skip:])
-                fragments.extend(codec.index_fragments(frame.events[skip:], indexed))
+            blobs.extend(frame.events[skip:])
+            fragments.extend(frame.fragments[skip:])
             last = ids[-1]
             min_time = frame.min_time if min_time is None else min(min_time, frame.min_time)
             max_time = frame.max_time if max_time is None else max(max_time, frame.max_time)
@@ -469,9 +465,7 @@ class ProvenanceRepository:
                 for event_id in event_ids:
                     position = event_id - frame.first_id
                     if 0 <= position < len(frame.events):
-                        event = frame.events[position]
-                        found[event_id] = (event if frame.record is not None
-                                           else codec.event_from_wire(codec.decode_wire(event), event_id))
+                        found[event_id] = codec.event_from_wire(codec.decode_wire(frame.events[position]), event_id)
         return found
 
     def events_mentioning(self, uuid: str) -> list[ProvenanceEvent]:
