@@ -8,12 +8,12 @@ Layout under the repository directory::
 
 Write path: ``register_events`` gives the batch the next contiguous ids and appends it as one
 compact frame to one journal of the current set; the set keeps the frames, with the index
-fragments of their events, in memory for its rollover. Event ids are handed out under the same lock that
-swaps journal sets, so every id of one set is below every id of the next: rolling sets over in
-order keeps shards in id order, and a set rolled over again after a crash is recognised by its
-ids (those not above the highest stored id are skipped), so recovery neither loses nor
-duplicates events. A batch the disk refuses waits in memory (see ``backlog``): registering
-never fails for lack of disk.
+fragments of their events, in memory for its rollover. Event ids are handed out under the same
+lock that swaps journal sets, so every id of one set is below every id of the next: rolling
+sets over in order keeps shards in id order, and a set rolled over again after a crash is
+recognised by its ids (those not above the highest stored id are skipped), so recovery neither
+loses nor duplicates events. A batch the disk refuses waits in memory (see ``backlog``):
+registering never fails for lack of disk.
 
 Rollover (every ``rollover_time`` on the background thread, early once the current set passes
 ``rollover_size``, or on ``rollover()``/``flush()``): a new set takes the writers, the old one
@@ -47,7 +47,6 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Sequence
-
 
 from engine import fileops
 from engine.damage import DamageLog, Quarantine
