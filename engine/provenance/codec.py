@@ -1,10 +1,13 @@
-"""The msgpack encoding of one provenance event, shared by journals and shard segments.
+"""The msgpack encoding of provenance events, shared by journals and shard segments.
 
-An event is stored as a msgpack array *without* its id (the id travels beside it: a journal
-frame carries the first id of its batch, a segment block the list of its ids), so the bytes
-made when the event is registered are copied, never re-encoded, into long-term storage.
+An event is stored as the msgpack array of its fields as ``ProvenanceEvent`` orders them, which
+is what msgpack makes of the named tuple itself: encoding one is a single C-level call, with
+no field handled in Python. The id travels beside the stored bytes (a journal frame carries
+the first id of its batch, a segment block the list of its ids; the last field holds whatever
+id the event had when registered, -1 as a rule), so the bytes made when the event is registered
+are copied, never re-encoded, into long-term storage.
 
-Array layout, format version 1 (append new fields at the end only)::
+Array layout, format version 2 (append new fields at the end only)::
 
     0 type name        5 entry_date          10 updated_attributes (None = removed)
     1 event_time       6 lineage_start_date  11 previous_content_claim
@@ -13,13 +16,20 @@ Array layout, format version 1 (append new fields at the end only)::
     4 component_type   9 previous_attributes 14 details        17 alternate_identifier
                                              15 transit_uri    18 source_queue_id
                                                                19 duration
+                                                               20 ignored (the id passed in)
 
-A claim is ``[container, section, identifier, offset, length]`` or nil, followed by the
-content's CRC32 when the claim has one (readers of the five first elements ignore it).
+A claim is ``[[container, section, identifier], offset, length, checksum]`` (checksum nil when
+unknown) or nil. Format 1 (stored before format 2) has 20 fields and flat claims
+``[container, section, identifier, offset, length]``, followed by the CRC32 when there is one;
+both are read.
 
-Beside its bytes, each event gets an index fragment (``index_fragments``): the fields a shard
-indexes, with uuids, filenames, components and attribute values reduced to 64-bit keys
-(``index_key``) of their lower-case text, as NiFi's searches ignore case (``term_key``).
+A registered batch is journaled as one *record* (``encode_record``): ``[min_time, max_time,
+[event bytes, ...]]``.
+
+Beside its bytes, each event gets an index fragment (``index_fragments``), kept in memory until
+the rollover indexes it (recovery makes it again from the event): the fields a shard indexes,
+with uuids, filenames, components and attribute values reduced to 64-bit keys (``index_key``)
+of their lower-case text, as NiFi's searches ignore case (``term_key``).
 """
 
 from __future__ import annotations
@@ -27,7 +37,7 @@ from __future__ import annotations
 import threading
 from functools import lru_cache
 from hashlib import blake2b
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 import msgpack
 
@@ -37,8 +47,11 @@ from engine.provenance.event import ProvenanceEvent, ProvenanceEventType
 __all__ = [
     "FORMAT_VERSION",
     "encode_events",
+    "encode_record",
+    "decode_record",
     "decode_wire",
     "event_from_wire",
+    "claim_length",
     "index_fragments",
     "FRAGMENT_HEADER",
     "index_key",
@@ -50,72 +63,49 @@ __all__ = [
     "COMPONENT_KEY",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 _EVENT_TYPES = {t.value: t for t in ProvenanceEventType}
-
-
-_TYPE_NAMES = {t: t.value for t in ProvenanceEventType}
-_TYPE_FIELDS = {t: f"{t.value:20}" for t in ProvenanceEventType}
+_TYPE_FIELDS_BY_ID = {id(t): f"{t.value:20}" for t in ProvenanceEventType}
 _local = threading.local()
 
 
+def _stored_form(value: Any) -> Any:
+    # Called by msgpack for what it cannot pack as it is: mappings other than dicts, and uuid
+    # collections other than lists and tuples.
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable):
+        raise TypeError(f"a provenance event field cannot hold {type(value).__name__}")
+    return list(value)
+
+
 def _packer() -> msgpack.Packer:
-    # One per thread: making a Packer for every event costs about as much as packing it.
+    # One per thread: making a Packer for every batch costs about as much as packing it.
     packer = getattr(_local, "packer", None)
     if packer is None:
-        packer = _local.packer = msgpack.Packer(use_bin_type=True)
+        packer = _local.packer = msgpack.Packer(use_bin_type=True, default=_stored_form)
     return packer
 
 
-def _claim(claim: ContentClaim | None) -> list[Any] | None:
-    if claim is None:
-        return None
-    resource = claim.resource_claim
-    if claim.checksum is None:
-        return [resource.container, resource.section, resource.identifier, claim.offset, claim.length]
-    return [resource.container, resource.section, resource.identifier, claim.offset, claim.length, claim.checksum]
-
-
-def _mapping(values: Any) -> dict[str, Any]:
-    return values if type(values) is dict else dict(values)
-
-
-def _array(values: Sequence[Any]) -> Sequence[Any]:
-    return values if type(values) is tuple or type(values) is list else list(values)
-
-
 def encode_events(events: Iterable[ProvenanceEvent]) -> list[bytes]:
-    """The stored bytes of each event (its id is not part of them)."""
+    """The stored bytes of each event (format 2)."""
     pack = _packer().pack
-    names = _TYPE_NAMES
-    return [
-        pack(
-            [
-                names[event.event_type],
-                event.event_time,
-                event.flowfile_uuid,
-                event.component_id,
-                event.component_type,
-                event.entry_date,
-                event.lineage_start_date,
-                _array(event.parent_uuids),
-                _array(event.child_uuids),
-                _mapping(event.previous_attributes),
-                _mapping(event.updated_attributes),
-                _claim(event.previous_content_claim),
-                _claim(event.content_claim),
-                event.relationship,
-                event.details,
-                event.transit_uri,
-                event.source_system_flowfile_id,
-                event.alternate_identifier,
-                event.source_queue_id,
-                event.duration,
-            ]
-        )
-        for event in events
-    ]
+    return [pack(event) for event in events]
+
+
+def encode_record(blobs: Sequence[bytes], min_time: int, max_time: int) -> bytes:
+    """One registered batch as a journal record: ``[min_time, max_time, [event bytes, ...]]``."""
+    return _packer().pack((min_time, max_time, blobs))
+
+
+def decode_record(record: bytes) -> tuple[int, int, Sequence[bytes]]:
+    """The times and the stored bytes of each event of a record made by ``encode_record``;
+    raises ValueError (or msgpack's errors) when it is not one."""
+    min_time, max_time, blobs = msgpack.unpackb(record, use_list=False)
+    if type(min_time) is not int or type(max_time) is not int or not all(type(b) is bytes for b in blobs):
+        raise ValueError("not a provenance record")
+    return min_time, max_time, blobs
 
 
 UUID_KEY, FILENAME_KEY, COMPONENT_KEY, ATTRIBUTE_KEY = b"uuid", b"filename", b"component", b"attribute"
@@ -127,7 +117,16 @@ def index_key(domain: bytes, text: str) -> int:
     Integer keys make index rows small and cheap to insert; two texts may share a key, so
     whatever an index lookup finds is checked against the events read.
     """
-    return int.from_bytes(blake2b(text.encode(), digest_size=8, person=domain).digest(), "little", signed=True)
+    state = _KEY_STATES.get(domain)
+    if state is None:
+        state = _KEY_STATES[domain] = blake2b(digest_size=8, person=domain)
+    # Copying the personalised state costs less than making it anew for every text.
+    digest = state.copy()
+    digest.update(text.encode())
+    return int.from_bytes(digest.digest(), "little", signed=True)
+
+
+_KEY_STATES: dict[bytes, Any] = {}
 
 
 def term_key(domain: bytes, text: str) -> int:
@@ -158,31 +157,64 @@ def index_fragments(events: Iterable[ProvenanceEvent], indexed_attributes: Itera
     keys of every uuid the event names (FlowFile first, then parents and children), of its
     filename and of its indexed attributes.
     """
-    term = _term
-    types = _TYPE_FIELDS
-    fragments = []
+    uuids, filenames, term = _term.fields[UUID_KEY], _term.fields[FILENAME_KEY], _term
+    component = _component_field
+    type_fields = _TYPE_FIELDS_BY_ID
+    indexed = tuple(indexed_attributes)
+    fragments: list[str] = []
+    append = fragments.append
     for event in events:
-        updated = event.updated_attributes
-        previous = event.previous_attributes
-        terms = [term(UUID_KEY, event.flowfile_uuid)]
-        if event.parent_uuids or event.child_uuids:
-            terms += [term(UUID_KEY, uuid) for uuid in (*event.parent_uuids, *event.child_uuids)]
+        uuid, updated, previous = event.flowfile_uuid, event.updated_attributes, event.previous_attributes
+        # By identity: hashing an Enum member runs Python code.
+        event_type = event.event_type
+        kind = type_fields.get(id(event_type)) or f"{getattr(event_type, 'value', event_type):20}"
         filename = updated["filename"] if "filename" in updated else previous.get("filename")
+        head = f"{event.event_time:20d}{kind}{component(event.component_id)}"
+        parents, children = event.parent_uuids, event.child_uuids
+        if filename is not None and not (parents or children or indexed):
+            # The usual event: its FlowFile's uuid and its filename.
+            append(f"{head}       2{uuids.get(uuid) or term(UUID_KEY, uuid)}"
+                   f"{filenames.get(filename) or term(FILENAME_KEY, filename)}")
+            continue
+        terms = [term(UUID_KEY, uuid)]
+        if parents or children:
+            terms += [term(UUID_KEY, other) for other in (*parents, *children)]
         if filename is not None:
             terms.append(term(FILENAME_KEY, filename))
-        for name in indexed_attributes:
+        for name in indexed:
             value = updated[name] if name in updated else previous.get(name)
             if value is not None:
                 terms.append(f"{attribute_key(name, value):20d}")
-        fragments.append(f"{event.event_time:20d}{types[event.event_type]}{_component_field(event.component_id)}"
-                         f"{len(terms):8d}{''.join(terms)}")
+        append(f"{head}{len(terms):8d}{''.join(terms)}")
     return fragments
 
 
-@lru_cache(maxsize=1 << 16)
-def _term(domain: bytes, text: str) -> str:
-    # The formatted key, cached: a FlowFile's uuid and filename come back in each of its events.
-    return f"{term_key(domain, text):20d}"
+class _TermFields:
+    """The formatted keys of uuids and filenames, remembered: a FlowFile's uuid and filename
+    come back in each of its events. Plain dicts of strings: an ``lru_cache`` allocates objects
+    the garbage collector tracks for every miss, and most uuids miss once."""
+
+    _LIMIT = 1 << 16
+
+    def __init__(self) -> None:
+        self.fields: dict[bytes, dict[str, str]] = {UUID_KEY: {}, FILENAME_KEY: {}}
+
+    def __call__(self, domain: bytes, text: str) -> str:
+        known = self.fields[domain]
+        field = known.get(text)
+        if field is None:
+            if len(known) >= self._LIMIT:
+                known.clear()
+            field = known[text] = f"{index_key(domain, text.lower()):20d}"
+        return field
+
+    def cache_clear(self) -> None:
+        """Forget every key (needed only when ``index_key`` changes)."""
+        for known in self.fields.values():
+            known.clear()
+
+
+_term = _TermFields()
 
 
 @lru_cache(maxsize=4096)
@@ -198,9 +230,19 @@ def decode_wire(data: bytes) -> Sequence[Any]:
 def _claim_from(wire: Sequence[Any] | None) -> ContentClaim | None:
     if wire is None:
         return None
+    if type(wire[0]) is tuple or type(wire[0]) is list:  # format 2
+        container, section, identifier = wire[0]
+        return ContentClaim(ResourceClaim(container, section, identifier), wire[1], wire[2], wire[3])
     container, section, identifier, offset, length = wire[:5]
     checksum = wire[5] if len(wire) > 5 else None
     return ContentClaim(ResourceClaim(container, section, identifier), offset, length, checksum)
+
+
+def claim_length(wire: Sequence[Any] | None) -> int:
+    """The content length of a stored claim (0 for none)."""
+    if wire is None:
+        return 0
+    return wire[2] if type(wire[0]) is tuple or type(wire[0]) is list else wire[4]
 
 
 def event_from_wire(wire: Sequence[Any], event_id: int) -> ProvenanceEvent:

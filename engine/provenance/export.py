@@ -197,7 +197,7 @@ class _Rows:
             event_id, wire[0], event_time, wire[2], wire[3], wire[4], name, group, wire[13], wire[14], wire[15],
             wire[16], wire[17], wire[18], wire[5] or None, lineage_start or None,
             event_time - lineage_start if lineage_start else None, duration if duration >= 0 else None,
-            wire[12][4] if wire[12] else 0, wire[11][4] if wire[11] else 0, list(wire[7]), list(wire[8]),
+            codec.claim_length(wire[12]), codec.claim_length(wire[11]), list(wire[7]), list(wire[8]),
             list(attributes.items()), list(updated.items()), self.node,
         )
         for column, value in zip(columns.values(), values):

@@ -4,9 +4,10 @@ A *journal set* is ``journals/<first_id>.journal.<i>`` for ``i < journal_count``
 ``first_id`` is the first event id the set may hold. Each writer thread appends to its own file
 of the current set (threads share files once there are more threads than files), so that
 several threads append at once. A file starts with an 8-byte magic; each batch is one frame
-(see ``frames``) whose payload is the msgpack array ``[events, fragments, min_time, max_time]``:
-the ``count`` encoded events (see ``codec``) whose ids are ``first_event_id ..``, their index
-fragments and the bounds of their times. Frames are written with ``os.write`` on an
+(see ``frames``) whose payload is the batch's record (``codec.encode_record``): the bounds of
+its times and the stored bytes of its ``count`` events, whose ids are ``first_event_id ..``.
+Their index fragments are not journaled: the set keeps them in memory for the rollover, and
+recovery makes them again from the events. Frames are written with ``os.write`` on an
 ``O_APPEND`` descriptor, so once ``register_events`` returns the batch is in the kernel and
 survives the death of the process; ``fsync`` (``always_sync``) is needed only to survive a
 power loss. A write that fails is cut back, so a file never holds half a frame before a whole
@@ -34,7 +35,7 @@ import msgpack
 
 from engine import fileops
 from engine.fileops import is_all_zero
-from engine.provenance import frames
+from engine.provenance import codec, frames
 from engine.provenance.frames import BadFrame, Frame, encode as encode_frame
 
 __all__ = [
@@ -44,17 +45,20 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MAGIC = b"FSPJRN3\n"
-# Files of versions 1 and 2 hold index fragments of an older layout (version 2: keys of the
-# text as written, not lower-cased); their frames are read with ``fragments`` None, for the
-# caller to make again from the events.
+MAGIC = b"FSPJRN4\n"
+# Version 3 frames hold ``[events, fragments, min_time, max_time]``: each event's stored bytes
+# and its index fragment. Versions 1 and 2 are laid out alike with fragments of an older layout
+# (version 2: keys of the text as written, not lower-cased); their frames are read with
+# ``fragments`` None, for the caller to make again from the events, as for version 4.
+_V3_MAGIC = b"FSPJRN3\n"
 _LEGACY_MAGICS = (b"FSPJRN1\n", b"FSPJRN2\n")
 FRAME_OVERHEAD = frames.OVERHEAD
 _NAME = re.compile(r"^(\d+)\.journal\.(\d+)$")
 
 
 class JournalFrame(NamedTuple):
-    """One batch of a journal: ids ``first_id .. first_id + len(events) - 1``."""
+    """One batch of a journal: ids ``first_id .. first_id + len(events) - 1``; ``fragments`` is
+    None when read from a file that does not hold them."""
 
     first_id: int
     events: Sequence[bytes]
@@ -189,27 +193,27 @@ def read_journal(path: Path) -> JournalContents:
     data = path.read_bytes()
     contents = JournalContents()
     head = data[: len(MAGIC)]
-    legacy = head in _LEGACY_MAGICS
-    if head != MAGIC and not legacy:
+    version = _VERSIONS.get(head)
+    if version is None:
         if is_all_zero(data) or MAGIC.startswith(data):
             if data:
                 contents.torn_at = 0
                 log.warning("provenance journal %s has no complete header (%d bytes); ignoring it", path, len(data))
             return contents
         contents.damage.append(JournalDamage(0, "not a provenance journal header", None))
-        legacy = True  # the version is unknown: index fragments are made again from the events
+        version = 0  # unknown: each frame is tried as a record, then in the older layout
     offset = len(MAGIC)
     while offset < len(data):
         found = frames.parse(data, offset)
         if isinstance(found, Frame):
-            frame = _decode(found, legacy)
+            frame = _decode(found, version)
             if frame is not None:
                 contents.frames.append(frame)
                 offset = found.end
                 continue
             found = BadFrame(offset, "undecodable payload", False, found.first_id, found.count, found.end)
         following = None if found.reason == "only NUL bytes follow" else frames.resync(data, found)
-        while following is not None and _decode(following, legacy) is None:
+        while following is not None and _decode(following, version) is None:
             following = frames.find_next(data, following.offset + 1)
         if following is None and found.torn:
             contents.torn_at = offset
@@ -224,11 +228,23 @@ def read_journal(path: Path) -> JournalContents:
     return contents
 
 
-def _decode(frame: Frame, legacy: bool) -> JournalFrame | None:
+_VERSIONS = {MAGIC: 4, _V3_MAGIC: 3, **{magic: 1 for magic in _LEGACY_MAGICS}}
+
+
+def _decode(frame: Frame, version: int) -> JournalFrame | None:
+    if version in (0, 4):
+        try:
+            min_time, max_time, blobs = codec.decode_record(frame.payload)
+        except (ValueError, TypeError, msgpack.UnpackException):
+            blobs = None
+        if blobs is not None and len(blobs) == frame.count:
+            return JournalFrame(frame.first_id, blobs, None, min_time, max_time)
+        if version == 4:
+            return None
     try:
         events, fragments, min_time, max_time = msgpack.unpackb(frame.payload, use_list=False)
         if len(events) != frame.count or len(fragments) != frame.count:
             return None
     except (ValueError, TypeError, msgpack.UnpackException):
         return None
-    return JournalFrame(frame.first_id, events, None if legacy else fragments, min_time, max_time)
+    return JournalFrame(frame.first_id, events, fragments if version == 3 else None, min_time, max_time)

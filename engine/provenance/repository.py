@@ -7,12 +7,13 @@ Layout under the repository directory::
     id-floor                            highest id ever stored, kept when shards age off
 
 Write path: ``register_events`` gives the batch the next contiguous ids and appends it as one
-frame to one journal of the current set. Event ids are handed out under the same lock that
-swaps journal sets, so every id of one set is below every id of the next: rolling sets over in
-order keeps shards in id order, and a set rolled over again after a crash is recognised by its
-ids (those not above the highest stored id are skipped), so recovery neither loses nor
-duplicates events. A batch the disk refuses waits in memory (see ``backlog``): registering
-never fails for lack of disk.
+compact frame to one journal of the current set; the set keeps the frames, with the index
+fragments of their events, in memory for its rollover. Event ids are handed out under the same
+lock that swaps journal sets, so every id of one set is below every id of the next: rolling
+sets over in order keeps shards in id order, and a set rolled over again after a crash is
+recognised by its ids (those not above the highest stored id are skipped), so recovery neither
+loses nor duplicates events. A batch the disk refuses waits in memory (see ``backlog``):
+registering never fails for lack of disk.
 
 Rollover (every ``rollover_time`` on the background thread, early once the current set passes
 ``rollover_size``, or on ``rollover()``/``flush()``): a new set takes the writers, the old one
@@ -46,8 +47,6 @@ from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Sequence
-
-import msgpack
 
 from engine import fileops
 from engine.damage import DamageLog, Quarantine
@@ -217,12 +216,13 @@ class ProvenanceRepository:
         if not events:
             return []
         count = len(events)
-        indexed = self.config.indexed_attributes
         times = [event.event_time for event in events]
-        blobs = codec.encode_events(events)
-        fragments = codec.index_fragments(events, indexed)
         min_time, max_time = min(times), max(times)
-        payload = msgpack.packb([blobs, fragments, min_time, max_time], use_bin_type=True)
+        blobs = codec.encode_events(events)
+        # Made now, while the events are in the processor's cache: the rollover would read
+        # them back from memory, and keeping them alive until then burdens the collector.
+        fragments = codec.index_fragments(events, self.config.indexed_attributes)
+        payload = codec.encode_record(blobs, min_time, max_time)
         slot = getattr(self._thread_slot, "value", None)
         if slot is None:
             slot = self._thread_slot.value = next(self._slots)
@@ -259,7 +259,7 @@ class ProvenanceRepository:
         if due:
             self._request_rollover()
         make = tuple.__new__
-        return [make(ProvenanceEvent, (*event[:-1], first_id + i)) for i, event in enumerate(events)]
+        return [make(ProvenanceEvent, event[:-1] + (first_id + i,)) for i, event in enumerate(events)]
 
     def rollover(self) -> int:
         """Move journaled events into shards now; return how many were stored."""
