@@ -406,7 +406,7 @@ class TransferReceiver:
             return
         if events:
             try:
-                storage.provenance.register_events(events)
+                storage.provenance.append_events(events)
             except Exception:
                 log.exception("the RECEIVE events of %d load-balanced batch(es) could not be recorded", len(ready))
         for queue, flowfiles in queued:

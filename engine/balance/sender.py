@@ -464,7 +464,7 @@ class TransferSender:
     @staticmethod
     def _register(provenance, events: list[ProvenanceEvent]) -> None:
         try:
-            provenance.register_events(events)
+            provenance.append_events(events)
         except Exception:
             log.exception("the %d provenance event(s) of load-balanced batches could not be recorded", len(events))
 

@@ -208,14 +208,23 @@ class ProvenanceRepository:
     # -- write path -------------------------------------------------------------------------
 
     def register_events(self, events: Sequence[ProvenanceEvent]) -> list[ProvenanceEvent]:
-        """Give ``events`` the next contiguous ids and journal them; return them with their ids.
+        """Give ``events`` the next contiguous ids and journal them; return them with their ids
+        (``append_events`` does the same without making the returned events)."""
+        if not events:
+            return []
+        first_id = self.append_events(events)
+        make = tuple.__new__
+        return [make(ProvenanceEvent, event[:-1] + (first_id + i,)) for i, event in enumerate(events)]
+
+    def append_events(self, events: Sequence[ProvenanceEvent]) -> int:
+        """Give ``events`` the next contiguous ids and journal them; return the first id.
 
         A batch the journal cannot take (a full disk, an I/O error) is held in memory and
         written later (see ``backlog``); this raises only when the repository is not open.
         """
-        if not events:
-            return []
         count = len(events)
+        if not count:
+            return self._next_id
         times = [event.event_time for event in events]
         min_time, max_time = min(times), max(times)
         blobs = codec.encode_events(events)
@@ -258,8 +267,7 @@ class ProvenanceRepository:
             break
         if due:
             self._request_rollover()
-        make = tuple.__new__
-        return [make(ProvenanceEvent, event[:-1] + (first_id + i,)) for i, event in enumerate(events)]
+        return first_id
 
     def rollover(self) -> int:
         """Move journaled events into shards now; return how many were stored."""

@@ -389,7 +389,7 @@ class ProcessSession(SessionContent, SessionEvents):
         self._forced = []
         if events:
             try:
-                storage.provenance.register_events(events)
+                storage.provenance.append_events(events)
             except Exception:
                 log.exception("the %d provenance event(s) of a committed session of %s %s could not be recorded",
                               len(events), self.component.component_type, self.component.identifier)
@@ -598,7 +598,7 @@ class ProcessSession(SessionContent, SessionEvents):
     def _register_forced(self) -> None:
         if self._forced:
             try:
-                self.storage.provenance.register_events(self._forced)
+                self.storage.provenance.append_events(self._forced)
             except Exception:
                 log.exception("could not record %d provenance event(s) of data sent before a rollback",
                               len(self._forced))

@@ -96,6 +96,14 @@ def test_ids_are_monotonic_across_restarts(tmp_path: Path, config: ProvenanceCon
         assert repo.register_events([make_event()])[0].event_id == second[0].event_id + 1
 
 
+def test_append_events_gives_the_batch_the_ids_register_events_would(tmp_path: Path, config: ProvenanceConfig) -> None:
+    with ProvenanceRepository(tmp_path, config) as repo:
+        assert repo.append_events([make_event(uuid="a"), make_event(uuid="b")]) == 1
+        assert repo.register_events([make_event(uuid="c")])[0].event_id == 3
+        repo.rollover()
+        assert [repo.get_event(i).flowfile_uuid for i in (1, 2, 3)] == ["a", "b", "c"]
+
+
 def simulate_crash(repo: ProvenanceRepository) -> None:
     """Drop the repository without rolling over, as a killed process would."""
     for journal in repo._generation.journals:
