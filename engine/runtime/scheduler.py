@@ -14,8 +14,7 @@ take turns at the interpreter lock, and each turn hands it over between threads,
 this machine made ten threads 0.7 × as fast as one; their writes also land beside each other's
 synchronous log writes, which slows file creation on the same disk threefold. One lane runs
 CPU-bound work as one thread would, while tasks that wait on a network peer run on the other
-threads beside it. A task lends its lane while its commit waits on a disk sync
-(``engine.io_wait``), and gets it back, before any new task starts, once the sync is done.
+threads beside it. A task keeps its lane through its session's commit, syncs included.
 
 Tests drive the same logic without threads: ``run_due`` runs, in the calling thread, every slot
 that is due by the clock the scheduler was given.
@@ -30,7 +29,6 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from engine.io_wait import set_lane_hooks
 from engine.runtime.connectable import Outcome
 
 if TYPE_CHECKING:
@@ -61,16 +59,11 @@ class Scheduler:
         self.clock = clock
         self._max_threads = max_threads
         self._cpu_lanes = cpu_lanes
-        lock = threading.RLock()
-        self._cond = threading.Condition(lock)
+        self._cond = threading.Condition()
         self._cpu_heap: list[tuple[float, int, _Slot]] = []
         self._io_heap: list[tuple[float, int, _Slot]] = []
         #: Workers running a CPU-bound task, each holding one lane.
         self._lane_holders: set[int] = set()
-        #: Workers whose task lent its lane to wait on I/O and now waits to get one back; they
-        #: come before tasks not yet started.
-        self._reclaiming = 0
-        self._lane_back = threading.Condition(lock)
         self._sequence = itertools.count()
         self._slots: dict[Connectable, list[_Slot]] = {}
         self._workers: set[int] = set()
@@ -159,7 +152,7 @@ class Scheduler:
         with self._cond:
             if thread_id in self._lane_holders:
                 self._lane_holders.discard(thread_id)
-                self._lane_freed()
+                self._cond.notify()
             if thread_id in self._workers:
                 self._workers.discard(thread_id)
                 self._threads = [t for t in self._threads if t.ident != thread_id]
@@ -182,7 +175,6 @@ class Scheduler:
     def _work(self) -> None:
         me = threading.get_ident()
         lanes = self._lane_holders
-        set_lane_hooks((self._lend_lane, self._reclaim_lane))
         while True:
             with self._cond:
                 slot = self._take(me)
@@ -194,45 +186,14 @@ class Scheduler:
                 lanes.discard(me)
                 if me not in self._workers:
                     if held:
-                        self._lane_freed()
+                        self._cond.notify()
                     return  # abandoned while the task ran
-                if held and self._reclaiming:
-                    self._lane_back.notify()
                 if not slot.cancelled:
                     self._push(due, slot)
                     # This worker takes the next due task itself; another one is woken only
                     # when it could run something beside it.
                     if not slot.cpu_bound or self._cpu_lanes > 1:
                         self._cond.notify()
-
-    def _lend_lane(self) -> bool:
-        """Give up the calling worker's lane while its task waits on I/O; True if it held one."""
-        me = threading.get_ident()
-        with self._cond:
-            if me not in self._lane_holders:
-                return False
-            self._lane_holders.discard(me)
-            self._lane_freed()
-            return True
-
-    def _reclaim_lane(self) -> None:
-        """Wait for a lane for the calling worker, ahead of tasks not yet started."""
-        me = threading.get_ident()
-        with self._cond:
-            self._reclaiming += 1
-            try:
-                while len(self._lane_holders) >= self._cpu_lanes:
-                    self._lane_back.wait()
-            finally:
-                self._reclaiming -= 1
-            self._lane_holders.add(me)
-
-    def _lane_freed(self) -> None:
-        """Wake whoever should have a lane just freed; the lock is held."""
-        if self._reclaiming:
-            self._lane_back.notify()
-        else:
-            self._cond.notify()
 
     def _push(self, due: float, slot: _Slot) -> None:
         heapq.heappush(self._cpu_heap if slot.cpu_bound else self._io_heap, (due, next(self._sequence), slot))
@@ -248,7 +209,7 @@ class Scheduler:
                 return None
             self._drop_cancelled()
             now = self.clock.monotonic()
-            lane_free = len(lanes) + self._reclaiming < self._cpu_lanes
+            lane_free = len(lanes) < self._cpu_lanes
             heads = [heap for heap in ((cpu_heap,) if lane_free else ()) + (io_heap,) if heap]
             if heads:
                 heap = min(heads, key=lambda h: h[0][:2])

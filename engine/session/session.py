@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from engine.flowfile import ContentClaim, FlowFile
-from engine.io_wait import waiting_on_io
 from engine.uuids import new_uuid
 from engine.provenance.event import ProvenanceEvent, ProvenanceEventType as E
 from engine.queue import FlowFileQueue
@@ -373,8 +372,7 @@ class ProcessSession(SessionContent, SessionEvents):
             if storage.flowfiles.sync_policy is not SyncPolicy.OS:
                 written = {r.owned_claim.resource_claim for r in self._all_records(plan) if r.owned_claim}
                 if written:
-                    with waiting_on_io():
-                        storage.content.sync(written)
+                    storage.content.sync(written)
             if self._terminated:
                 raise self._terminated_error()
             if plan.wal:

@@ -20,7 +20,6 @@ import msgpack
 
 from engine import fileops
 from engine.damage import Damage, DamageLog, Quarantine, StorageCorruptionError
-from engine.io_wait import waiting_on_io
 from engine.memory import gc_paused
 from engine.wal import snapshot as snapshots
 from engine.wal.committer import Commit, GroupCommitter
@@ -282,11 +281,7 @@ class WriteAheadLog(Generic[R]):
             raise RuntimeError("the write-ahead log is closed")
         to_wire = self.serde.to_wire
         commit = Commit(records, _packer().pack([to_wire(record) for record in records]), force_sync)
-        if force_sync or self.sync_policy is not SyncPolicy.OS:
-            with waiting_on_io():
-                self._committer.submit(commit)
-        else:
-            self._committer.submit(commit)
+        self._committer.submit(commit)
         if commit.error is not None:
             raise commit.error
         return commit.txn_id

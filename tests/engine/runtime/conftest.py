@@ -16,7 +16,6 @@ from engine.components import (
     Relationship,
 )
 from engine.flow import load_flow
-from engine.io_wait import waiting_on_io
 from engine.runtime import FlowController, ManualClock, NodeRole, RuntimeConfig
 from engine.storage import NodeStorage
 
@@ -192,25 +191,6 @@ class CpuBlocker(Blocker):
     waits_on_io = False
 
 
-class IoWaiter(Processor):
-    """A CPU-bound processor whose task waits on I/O (as a commit waits on a sync) until released."""
-
-    relationships = (SUCCESS,)
-    input_requirement = InputRequirement.FORBIDDEN
-
-    def __init__(self) -> None:
-        self.release = threading.Event()
-        self.entered = threading.Semaphore(0)
-        self.log: list[str] = []
-
-    def on_trigger(self, context, session):
-        with waiting_on_io():
-            self.entered.release()
-            self.release.wait(30)
-        self.log.append("waiter back")
-        context.yield_processor()
-
-
 class FailingStart(Processor):
     """Fails its start hook the first two times."""
 
@@ -231,7 +211,7 @@ class FailingStart(Processor):
 
 
 TEST_PROCESSORS = (Tick, PrimaryTick, Pass, Yielder, Crasher, Penalizer, Blocker, SerialBlocker, CpuBlocker,
-                   IoWaiter, FailingStart, WriteBlocker)
+                   FailingStart, WriteBlocker)
 
 
 @pytest.fixture(scope="session")

@@ -308,24 +308,6 @@ def test_tasks_that_wait_on_io_run_beside_a_busy_cpu_lane(make_controller):
     assert cpu.running == 1 and waiting.running == 2
 
 
-def test_a_task_waiting_on_io_lends_its_lane_and_gets_it_back_before_new_tasks(make_controller):
-    controller = make_controller(
-        flow(processors=[processor("w", "IoWaiter", auto_terminate=["success"]),
-                         processor("c", "CpuBlocker", auto_terminate=["success"])]),
-        clock=SystemClock(), config=RuntimeConfig(max_timer_driven_threads=4), start=True)
-    waiter, cpu = controller.processor("w").processor, controller.processor("c").processor
-    controller.start_processor("w")
-    assert waiter.entered.acquire(timeout=5)
-    controller.start_processor("c")
-    assert cpu.entered.acquire(timeout=5), "the lane was not lent while the task waited on I/O"
-    waiter.log = cpu_log = []
-    waiter.release.set()
-    assert not cpu.entered.acquire(timeout=0.3) and not cpu_log, "the waiter came back while the lane was taken"
-    cpu.release.set()  # the CPU task ends: the waiter comes back before the next CPU task starts
-    assert cpu.entered.acquire(timeout=5)
-    assert cpu_log[:1] == ["waiter back"]
-
-
 def test_terminating_a_stuck_cpu_bound_task_frees_its_lane(make_controller):
     controller = make_controller(_blockers(("stuck", "CpuBlocker", 1), ("next", "CpuBlocker", 1)),
                                  clock=SystemClock(), config=RuntimeConfig(max_timer_driven_threads=4), start=True)
