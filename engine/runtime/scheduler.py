@@ -14,7 +14,9 @@ take turns at the interpreter lock, and each turn hands it over between threads,
 this machine made ten threads 0.7 × as fast as one; their writes also land beside each other's
 synchronous log writes, which slows file creation on the same disk threefold. One lane runs
 CPU-bound work as one thread would, while tasks that wait on a network peer run on the other
-threads beside it. A task keeps its lane through its session's commit, syncs included.
+threads beside it. A task keeps its lane through its session's commit, syncs included: lending
+it while the commit waits on the disk was measured, and on the disk it let the next task's file
+creation run beside the sync, which cost 2.5 × the CPU per FlowFile and 0.4 × the rate.
 
 Tests drive the same logic without threads: ``run_due`` runs, in the calling thread, every slot
 that is due by the clock the scheduler was given.
