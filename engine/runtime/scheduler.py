@@ -152,9 +152,7 @@ class Scheduler:
     def abandon(self, thread_id: int) -> None:
         """Give up a worker stuck in a terminated task: it no longer counts and is replaced."""
         with self._cond:
-            if thread_id in self._lane_holders:
-                self._lane_holders.discard(thread_id)
-                self._cond.notify()
+            self._release_lane(thread_id)
             if thread_id in self._workers:
                 self._workers.discard(thread_id)
                 self._threads = [t for t in self._threads if t.ident != thread_id]
@@ -184,12 +182,10 @@ class Scheduler:
                     return
             due = self._execute(slot)
             with self._cond:
-                held = me in lanes
-                lanes.discard(me)
                 if me not in self._workers:
-                    if held:
-                        self._cond.notify()
+                    self._release_lane(me)
                     return  # abandoned while the task ran
+                lanes.discard(me)
                 if not slot.cancelled:
                     self._push(due, slot)
                     # This worker takes the next due task itself; another one is woken only
@@ -197,11 +193,18 @@ class Scheduler:
                     if not slot.cpu_bound or self._cpu_lanes > 1:
                         self._cond.notify()
 
+    def _release_lane(self, thread_id: int) -> None:
+        """Free the lane of a worker that leaves, and wake a worker that may take it; the lock
+        is held."""
+        if thread_id in self._lane_holders:
+            self._lane_holders.discard(thread_id)
+            self._cond.notify()
+
     def _push(self, due: float, slot: _Slot) -> None:
         heapq.heappush(self._cpu_heap if slot.cpu_bound else self._io_heap, (due, next(self._sequence), slot))
 
     def _take(self, me: int) -> _Slot | None:
-        cpu_heap, io_heap, lanes = self._cpu_heap, self._io_heap, self._lane_holders
+        lanes = self._lane_holders
         while True:
             if not self._running or me not in self._workers:
                 return None
@@ -211,18 +214,25 @@ class Scheduler:
                 return None
             self._drop_cancelled()
             now = self.clock.monotonic()
-            lane_free = len(lanes) < self._cpu_lanes
-            heads = [heap for heap in ((cpu_heap,) if lane_free else ()) + (io_heap,) if heap]
-            if heads:
-                heap = min(heads, key=lambda h: h[0][:2])
-                if heap[0][0] <= now:
-                    slot = heapq.heappop(heap)[2]
-                    if slot.cpu_bound:
-                        lanes.add(me)
-                    return slot
-                self._cond.wait(heap[0][0] - now)
-            else:
+            heap = self._next_heap(lane_free=len(lanes) < self._cpu_lanes)
+            if heap is None:
                 self._cond.wait()
+            elif heap[0][0] <= now:
+                slot = heapq.heappop(heap)[2]
+                if slot.cpu_bound:
+                    lanes.add(me)
+                return slot
+            else:
+                self._cond.wait(heap[0][0] - now)
+
+    def _next_heap(self, *, lane_free: bool) -> list[tuple[float, int, _Slot]] | None:
+        """The heap whose head runs next: the one due first, the CPU-bound one only while a lane
+        is free; None when neither has anything to run."""
+        cpu = self._cpu_heap if lane_free and self._cpu_heap else None
+        io = self._io_heap or None
+        if cpu is None or io is None:
+            return cpu if cpu is not None else io
+        return cpu if cpu[0][:2] < io[0][:2] else io
 
     def _drop_cancelled(self) -> None:
         for heap in (self._cpu_heap, self._io_heap):

@@ -316,18 +316,10 @@ class WriteAheadLog(Generic[R]):
             self._fail(batch, error, f"it was not written to journal {journal.path}")
             return
         self._next_txn_id = last + 1
-        # Creates, updates and deletes applied inline: this runs for every record committed.
-        serde = self.serde
-        update_type, record_id, state, apply = serde.update_type, serde.record_id, self.records, self._apply
+        apply = self._apply
         for index, commit in enumerate(batch):
             for record in commit.records:
-                kind = update_type(record)
-                if kind <= _UPDATE:
-                    state[record_id(record)] = record
-                elif kind == _DELETE:
-                    state.pop(record_id(record), None)
-                else:
-                    apply(record)
+                apply(record)
             commit.settle(first + index)
 
     @staticmethod

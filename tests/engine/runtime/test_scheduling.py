@@ -271,18 +271,24 @@ def _blockers(*specs):
                             for name, kind, tasks in specs])
 
 
-def test_cpu_bound_tasks_take_turns_on_the_cpu_lanes(make_controller):
-    controller = make_controller(_blockers(("c", "CpuBlocker", 3)), clock=SystemClock(),
-                                 config=RuntimeConfig(max_timer_driven_threads=10), start=True)
-    controller.start_components()
-    blocker = controller.processor("c").processor
+def _assert_one_task_at_a_time(blocker, why: str) -> None:
+    """The blocker's tasks ran one at a time: a second did not start while the first waited, and
+    once released five ran, never two at once."""
     assert blocker.entered.acquire(timeout=5)
-    assert not blocker.entered.acquire(timeout=0.3), "a second CPU-bound task ran beside the first on one lane"
+    assert not blocker.entered.acquire(timeout=0.3), why
     blocker.release.set()
     deadline = time.monotonic() + 5
     while blocker.finished < 5 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert blocker.peak == 1 and blocker.finished >= 5
+
+
+def test_cpu_bound_tasks_take_turns_on_the_cpu_lanes(make_controller):
+    controller = make_controller(_blockers(("c", "CpuBlocker", 3)), clock=SystemClock(),
+                                 config=RuntimeConfig(max_timer_driven_threads=10), start=True)
+    controller.start_components()
+    _assert_one_task_at_a_time(controller.processor("c").processor,
+                               "a second CPU-bound task ran beside the first on one lane")
 
 
 def test_more_cpu_lanes_run_more_cpu_bound_tasks_at_once(make_controller):
@@ -327,14 +333,7 @@ def test_serial_processor_runs_one_task_at_a_time(make_controller):
                                    auto_terminate=["success"])]),
         clock=SystemClock(), config=RuntimeConfig(max_timer_driven_threads=10), start=True)
     controller.start_components()
-    blocker = controller.processor("s").processor
-    assert blocker.entered.acquire(timeout=5)
-    assert not blocker.entered.acquire(timeout=0.3)
-    blocker.release.set()
-    deadline = time.monotonic() + 5
-    while blocker.finished < 5 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert blocker.peak == 1 and blocker.finished >= 5
+    _assert_one_task_at_a_time(controller.processor("s").processor, "a second task of a serial processor ran")
 
 
 def test_terminating_a_stuck_task_rolls_back_its_session(make_controller):
