@@ -250,34 +250,35 @@ class TailFile(Processor):
 
     def _tail(self, context, session, path: str, tailed: _Tailed) -> TailState:
         """Read what was written to ``path`` (and the files it rolled over to) since ``tailed.state``."""
+        listed = self._rolled_files(path, 0 if tailed.fresh else tailed.state.timestamp)
         if tailed.fresh:
-            state, rotated = self._initial(context, session, path, tailed)
+            state, rotated = self._initial(context, session, path, tailed, listed)
             tailed.fresh = False
         else:
-            state, rotated, wait = self._rolled_over(context, session, path, tailed.state)
+            state, rotated, wait = self._rolled_over(context, session, path, tailed.state, listed)
             if wait:
                 return state
         if rotated:
-            # The state is the end of the last rolled-over file read; the tailed file is new.
-            _close(tailed)
-            if not self._open(path, tailed):
-                return state
-            start = state.restart()
-        elif tailed.fd is None:
-            if not self._open(path, tailed):
-                return state
-            holds = state.position == 0 or crc_of(tailed.fd, state.position) == state.checksum
-            start = state if holds else state.restart()  # it rolled over while the processor was stopped
-        else:
+            _close(tailed)  # the state is the end of the last rolled-over file read; the tailed file is new
+        elif tailed.fd is not None:
             status = os.fstat(tailed.fd)
-            start = state
             if status.st_size < state.position:
-                start = state.restart()  # truncated in place
-            elif status.st_size == state.position and _identity(path) not in (None, tailed.identity):
-                _close(tailed)  # renamed away and read to its end: the new file is read from its start
-                if not self._open(path, tailed):
-                    return state.restart()
-                start = state.restart()
+                return self._read(context, session, path, tailed.fd, state.restart(), path,  # truncated in place
+                                  read_fully=False)
+            if status.st_size > state.position or _identity(path) in (None, tailed.identity):
+                return self._read(context, session, path, tailed.fd, state, path, read_fully=False)
+            _close(tailed)  # renamed away and read to its end: the file now at the path is new
+        if not self._open(path, tailed):
+            return state
+        if not rotated and state.position and crc_of(tailed.fd, state.position) == state.checksum:
+            start = state
+        elif self._rolled_again(path, state, {identity for _, identity in listed} | {tailed.identity}):
+            # It rolled over again between the listing of the rolled-over files and this opening:
+            # the next task reads the files in between first.
+            _close(tailed)
+            return state
+        else:
+            start = state.restart()  # it rolled over (while the processor was stopped, or just now)
         new = self._read(context, session, path, tailed.fd, start, path, read_fully=False)
         if rotated and new is start:
             # Nothing in the new file yet: the state keeps naming the end of the rolled-over file,
@@ -286,12 +287,18 @@ class TailFile(Processor):
             return state
         return new
 
-    def _initial(self, context, session, path: str, tailed: _Tailed) -> tuple[TailState, bool]:
-        """Where reading starts in a file without state (Initial Start Position)."""
+    def _rolled_again(self, path: str, state: TailState, known: set[tuple[int, int] | None]) -> bool:
+        """Whether ``path`` rolled over, since ``state``, to a file that is not ``known`` (listed
+        before, or the file just opened at ``path`` and renamed since)."""
+        return any(identity not in known for _, identity in self._rolled_files(path, state.timestamp))
+
+    def _initial(self, context, session, path: str, tailed: _Tailed,
+                 rolled: list[tuple[str, tuple[int, int]]]) -> tuple[TailState, bool]:
+        """Where reading starts in a file without state (Initial Start Position); ``rolled`` are
+        all its rolled-over files."""
         state = tailed.state
         if self._start == BEGINNING_OF_TIME:
-            rolled = self._rolled_files(path, 0)
-            for other in rolled:
+            for other, _ in rolled:
                 state = self._read_rolled(context, session, path, other, state.restart(), read_fully=True)
             return state, bool(rolled)
         if self._start == CURRENT_TIME and self._open(path, tailed):
@@ -301,11 +308,13 @@ class TailFile(Processor):
         # Files rolled over before now are not read.
         return replace(state, timestamp=int(time.time() * 1000)), False
 
-    def _rolled_over(self, context, session, path: str, state: TailState) -> tuple[TailState, bool, bool]:
-        """Read the files ``path`` rolled over to since ``state``: the rest of the one the state is
-        in, then all of those rolled over after it. Returns the new state, whether a rollover
-        happened, and whether the rolled-over file is still being written (Post-Rollover Tail Period)."""
-        rolled = self._rolled_files(path, state.timestamp)
+    def _rolled_over(self, context, session, path: str, state: TailState,
+                     listed: list[tuple[str, tuple[int, int]]]) -> tuple[TailState, bool, bool]:
+        """Read the files ``path`` rolled over to since ``state`` (``listed``): the rest of the one
+        the state is in, then all of those rolled over after it. Returns the new state, whether a
+        rollover happened, and whether the rolled-over file is still being written (Post-Rollover
+        Tail Period)."""
+        rolled = [other for other, _ in listed]
         if not rolled:
             return state, False, False
         current = None
@@ -396,8 +405,9 @@ class TailFile(Processor):
         tailed.identity = (status.st_dev, status.st_ino)
         return True
 
-    def _rolled_files(self, path: str, since: int) -> list[str]:
-        """The rolled-over files of ``path`` modified at ``since`` (ms) or later, oldest first."""
+    def _rolled_files(self, path: str, since: int) -> list[tuple[str, tuple[int, int]]]:
+        """The rolled-over files of ``path`` modified at ``since`` (ms) or later, oldest first, each
+        with its identity (device and inode)."""
         if not self._rolling:
             return []
         directory, name = os.path.split(path)
@@ -412,11 +422,11 @@ class TailFile(Processor):
             if entry.name == name or not pattern.match(entry.name) or not self._confinement.allows(entry.path):
                 continue
             try:
-                if entry.is_file() and _millis(entry.stat()) >= since:
-                    found.append((_millis(entry.stat()), entry.name, entry.path))
+                if entry.is_file() and _millis(status := entry.stat()) >= since:
+                    found.append((_millis(status), entry.name, entry.path, (status.st_dev, status.st_ino)))
             except FileNotFoundError:
                 continue
-        return [entry_path for _, _, entry_path in sorted(found)]
+        return [(entry_path, identity) for _, _, entry_path, identity in sorted(found)]
 
     def _list_files(self, context) -> list[str]:
         """The files to tail now."""

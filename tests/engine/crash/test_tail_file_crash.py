@@ -112,6 +112,7 @@ def test_every_line_arrives_exactly_once_across_restarts_and_kills(tmp_path):
             time.sleep(0.3)
         time.sleep(1.0)  # anything read twice would arrive by now
     finally:
+        node.wait_for(r": running \S+ from ")  # SIGTERM stops a node cleanly once it has started
         assert node.stop(signal.SIGTERM) == 0, node.output()[-3000:]
     received = received_lines(outputs)
     missing = sorted(expected - set(received))

@@ -145,6 +145,57 @@ def test_beginning_of_file_skips_rolled_over_files_and_current_time_skips_what_i
         assert contents(runner) == [b"after\n"]
 
 
+def rollover_while_opening(runner, log, rollovers):
+    """Make the tailed file roll over, once per ``rollovers`` entry, as TailFile opens it anew:
+    after it listed the rolled-over files and before it reads the tailed file."""
+    processor = runner.node.processor
+    opening = processor._open
+
+    def open_after_rollovers(path, tailed):
+        while rollovers:
+            name, data = rollovers.pop(0)
+            log.rename(log.with_name(name))
+            log.write_bytes(data)
+        return opening(path, tailed)
+
+    processor._open = open_after_rollovers
+
+
+@pytest.mark.parametrize("running", [True, False], ids=["following a rollover", "after a restart"])
+def test_a_file_that_rolls_over_again_while_it_is_reopened_is_not_skipped(tmp_path, running):
+    log = tmp_path / "app.log"
+    log.write_bytes(b"a1\n")
+    properties = {"Files to Tail": str(log), "Rolling Filename Pattern": "app.log.*"}
+    with tail(tmp_path, properties) as runner:
+        runner.run(stop=not running)
+        if running:
+            log.rename(tmp_path / "app.log.1")
+            age(tmp_path / "app.log.1", 2)
+            log.write_bytes(b"b1\n")
+        rollover_while_opening(runner, log, [("app.log.2", b"c1\n"), ("app.log.3", b"d1\n")])
+        runner.run(3, stop=False)
+        expected = [b"a1\n", b"b1\n", b"c1\n", b"d1\n"] if running else [b"a1\n", b"c1\n", b"d1\n"]
+        assert contents(runner) == expected
+        runner.stop()
+
+
+def test_an_empty_rolled_over_file_does_not_hold_up_the_tailed_file(tmp_path):
+    log = tmp_path / "app.log"
+    log.write_bytes(b"a1\n")
+    properties = {"Files to Tail": str(log), "Rolling Filename Pattern": "app.log.*"}
+    with tail(tmp_path, properties) as runner:
+        runner.run(stop=False)
+        log.rename(tmp_path / "app.log.1")
+        age(tmp_path / "app.log.1", 2)
+        log.write_bytes(b"")
+        log.rename(tmp_path / "app.log.2")
+        age(tmp_path / "app.log.2", 1)
+        log.write_bytes(b"b1\n")
+        runner.run(2, stop=False)
+        assert contents(runner) == [b"a1\n", b"b1\n"]
+        runner.stop()
+
+
 def test_a_file_truncated_in_place_is_read_from_its_start(tmp_path):
     log = tmp_path / "app.log"
     log.write_bytes(b"long first line\n")
