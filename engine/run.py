@@ -14,10 +14,11 @@ with the node.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
 import signal
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -142,28 +143,26 @@ def _run_node(data_dir: Path, flow: Path | None, node_config: NodeConfig, parame
         raise RunError(str(error)) from None
     for problem in problems:
         log.warning("%s: flow problem: %s", name, problem)
-    stop = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
-    if agent is not None:
-        agent.connect()
-    try:
-        failures = node.start()
-    except StorageCorruptionError as error:
-        raise RunError(str(error)) from None
-    if start:
-        refused = node.controller.start_group()
-        for failure in refused:
-            log.warning("%s: not started: %s", name, failure)
-        failures += refused
-    if agent is not None:
-        agent.start()
-    if balancing is not None:
-        balancing.start()
-    log.info("%s: running %s from %s; %d component(s) could not start", name, node.flow.root.name or "the flow",
-             flow or node.flow_path, len(failures))
-    log.info("%s: %s", name, node.controller.status_line())
-    stop.wait()
+    with _stop_signals() as stop_signal:
+        if agent is not None:
+            agent.connect()
+        try:
+            failures = node.start()
+        except StorageCorruptionError as error:
+            raise RunError(str(error)) from None
+        if start:
+            refused = node.controller.start_group()
+            for failure in refused:
+                log.warning("%s: not started: %s", name, failure)
+            failures += refused
+        if agent is not None:
+            agent.start()
+        if balancing is not None:
+            balancing.start()
+        log.info("%s: running %s from %s; %d component(s) could not start", name,
+                 node.flow.root.name or "the flow", flow or node.flow_path, len(failures))
+        log.info("%s: %s", name, node.controller.status_line())
+        stop_signal.wait()
     log.info("%s: stopping", name)
     if balancing is not None:
         balancing.stop()
@@ -175,6 +174,46 @@ def _run_node(data_dir: Path, flow: Path | None, node_config: NodeConfig, parame
                     "recovered at the next start", name, len(unclosed))
     else:
         log.info("%s: stopped cleanly", name)
+
+
+class _StopSignal:
+    """SIGTERM or SIGINT, awaited by the main thread (see ``_stop_signals``)."""
+
+    SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT})
+
+    def __init__(self, read_end: int) -> None:
+        self._read_end = read_end
+
+    def wait(self) -> None:
+        """Return once SIGTERM or SIGINT has arrived (since ``_stop_signals`` began)."""
+        while not self.SIGNALS.intersection(os.read(self._read_end, 64)):
+            pass
+
+
+@contextlib.contextmanager
+def _stop_signals() -> Iterator[_StopSignal]:
+    """Catch SIGTERM and SIGINT until the block ends; a signal that comes before ``wait`` is kept.
+
+    The handlers do nothing in Python: the interpreter writes each caught signal's number to a
+    pipe (``signal.set_wakeup_fd``) that ``wait`` reads. A handler that set a ``threading.Event``
+    could deadlock the node: the signal may land while the main thread holds that Event's lock
+    inside ``Event.wait``, and the handler runs on that same thread.
+    """
+    read_end, write_end = os.pipe()
+    os.set_blocking(write_end, False)
+    previous = signal.set_wakeup_fd(write_end)
+    try:
+        for signum in _StopSignal.SIGNALS:
+            signal.signal(signum, _do_nothing)
+        yield _StopSignal(read_end)
+    finally:
+        signal.set_wakeup_fd(previous)
+        os.close(read_end)
+        os.close(write_end)
+
+
+def _do_nothing(signum: int, frame: object) -> None:
+    """A Python-level handler, so that the interpreter catches the signal (and writes the wakeup pipe)."""
 
 
 def _node_config(path: Path | None, status_interval: float | None) -> NodeConfig:
