@@ -105,6 +105,7 @@ class ClusterAgent:
         self.refused = ""
         self._refused_fingerprint = ""
         self._fingerprint: tuple[object, str] | None = None
+        self._unreported: DeployReport | None = None  # a flow the loop took before its deploy command came
         self._started_at = time.time()
         self._last_beat = 0.0
         self._flow_lock = threading.RLock()
@@ -234,7 +235,10 @@ class ClusterAgent:
                 cast_ballot(self.client, self.keys, self.node_id, bundle, self.signer)
                 log.info("node %s: offered its flow %s in the flow election", self.node_id, bundle.fingerprint[:12])
         elif cluster_fingerprint not in (self.fingerprint(), self._refused_fingerprint):
-            self._take()
+            with self._flow_lock:
+                report = self._take()
+                if report.status == "applied":
+                    self._unreported = report
 
     def _take(self) -> DeployReport:
         """Take the cluster's flow now (see ``engine.cluster.inherit``)."""
@@ -312,6 +316,10 @@ class ClusterAgent:
         if record is not None and record.by_operator and record.state in OPERATOR_OUT:
             report = DeployReport(self.node_id, "refused", "this node is disconnected from the cluster")
         else:
-            report = self._take()
+            with self._flow_lock:
+                report = self._take()
+                unreported, self._unreported = self._unreported, None
+            if report.status == "unchanged" and unreported is not None and unreported.fingerprint == report.fingerprint:
+                report = unreported  # the loop applied the deployed flow just before this command came
         write_report(self.client, self.keys, deploy_id, report)
         return report.as_dict()

@@ -49,3 +49,25 @@ def test_deploy_to_three_nodes_and_a_node_that_was_down_inherits_it(tmp_path, cl
     assert FlowBundle(n3.saved_flow()).fingerprint == FlowBundle(deployed.flow).fingerprint
     assert [p.name for p in n3.data_dir.iterdir() if p.name.startswith("flow.json.gz.")], "the old flow backed up"
     assert (n3.data_dir / "authorizations.json.gz").exists()
+
+
+def test_a_flow_taken_before_its_deploy_command_arrives_is_reported_applied_once(tmp_path, cluster_factory):
+    out = tmp_path / "out"
+    out.mkdir()
+    cluster = cluster_factory(election_max_candidates=1)
+    cluster.start("n1", generating(out, "1 B"))
+    cluster.wait_connected("n1")
+    deployed = FlowBundle(generating(out, "7 B"), {"tenants": []})
+    bus = CommandBus(cluster.client, cluster.keys, command_signer())
+
+    def deploy() -> str:
+        deploy_id = uuid.uuid4().hex
+        bus.send(["n1"], "deploy", {"deploy_id": deploy_id})
+        return wait_until(lambda: read_reports(cluster.client, cluster.keys, deploy_id).get("n1"), 60, "the report")
+
+    publish_flow(cluster.client, cluster.keys, deployed, "v2", uuid.uuid4().hex, signer=command_signer())
+    wait_until(lambda: FlowBundle(cluster.nodes["n1"].saved_flow()).fingerprint == FlowBundle(deployed.flow).fingerprint,
+               60, "the node taking the cluster's new flow on its own")
+    first = deploy()
+    assert (first.status, first.fingerprint) == ("applied", deployed.fingerprint), first
+    assert deploy().status == "unchanged", "a second deployment of the same flow changes nothing"
