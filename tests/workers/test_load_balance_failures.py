@@ -68,10 +68,15 @@ def start_put(cluster) -> None:
 
 
 def delivered_once(cluster, dirs, expected: dict[str, str], timeout: float = 60, foreign=()) -> dict:
-    """Wait for every file in the outbox, stop the nodes, check each file arrived once with its
-    content and every crossing is linked in provenance; returns ``transfers``."""
+    """Wait for every file in the outbox and for the connection to be empty on every running node
+    (a sender still holding a batch in doubt records its SEND once the receiver answers the
+    batch sent again), stop the nodes, check each file arrived once with its content and every
+    crossing is linked in provenance; returns ``transfers``."""
     wait_until(lambda: len(digests(dirs["outbox"])) >= len(expected), timeout,
                f"{len(expected)} files delivered (have {len(digests(dirs['outbox']))})")
+    wait_until(lambda: all(queued(cluster, node_id) == queued(cluster, node_id, "unacknowledged_count") == 0
+                           for node_id, node in cluster.nodes.items() if node.alive), timeout,
+               f"{CONNECTION} empty on every node")
     time.sleep(0.5)  # a FlowFile delivered twice would show up now
     for node in cluster.nodes.values():
         assert node.stop() == 0, node.output[-5000:]
@@ -114,7 +119,8 @@ def test_round_robin_never_sends_a_batch_in_doubt_to_another_node(cluster_factor
 
 def test_sender_killed_mid_transfer_and_restarted_sends_the_rest_once(cluster_factory, dirs):
     cluster = sender_and_receiver(cluster_factory, dirs, load_balance_ack_timeout="3 sec")
-    expected = fill_inbox(dirs["inbox"], 40, size=1 << 20)
+    # Enough that some are still to cross once GetFile has taken them all in one task.
+    expected = fill_inbox(dirs["inbox"], 100, size=1 << 20)
     # GetFile has committed every file (it deletes them after the commit) and some have crossed.
     wait_until(lambda: not any(dirs["inbox"].iterdir()) and 0 < queued(cluster, RECEIVER) < len(expected), 60,
                "every file picked up and part of them received")
