@@ -143,7 +143,7 @@ def _run_node(data_dir: Path, flow: Path | None, node_config: NodeConfig, parame
         raise RunError(str(error)) from None
     for problem in problems:
         log.warning("%s: flow problem: %s", name, problem)
-    with _stop_signals() as stop_signal:
+    with _stop_signals() as wait_for_stop_signal:
         if agent is not None:
             agent.connect()
         try:
@@ -162,7 +162,7 @@ def _run_node(data_dir: Path, flow: Path | None, node_config: NodeConfig, parame
         log.info("%s: running %s from %s; %d component(s) could not start", name,
                  node.flow.root.name or "the flow", flow or node.flow_path, len(failures))
         log.info("%s: %s", name, node.controller.status_line())
-        stop_signal.wait()
+        wait_for_stop_signal()
     log.info("%s: stopping", name)
     if balancing is not None:
         balancing.stop()
@@ -176,36 +176,31 @@ def _run_node(data_dir: Path, flow: Path | None, node_config: NodeConfig, parame
         log.info("%s: stopped cleanly", name)
 
 
-class _StopSignal:
-    """SIGTERM or SIGINT, awaited by the main thread (see ``_stop_signals``)."""
-
-    SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT})
-
-    def __init__(self, read_end: int) -> None:
-        self._read_end = read_end
-
-    def wait(self) -> None:
-        """Return once SIGTERM or SIGINT has arrived (since ``_stop_signals`` began)."""
-        while not self.SIGNALS.intersection(os.read(self._read_end, 64)):
-            pass
+_STOP_SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT})
 
 
 @contextlib.contextmanager
-def _stop_signals() -> Iterator[_StopSignal]:
-    """Catch SIGTERM and SIGINT until the block ends; a signal that comes before ``wait`` is kept.
+def _stop_signals() -> Iterator[Callable[[], None]]:
+    """Catch SIGTERM and SIGINT until the block ends; yields the function that waits for one (a
+    signal that came before the wait counts).
 
     The handlers do nothing in Python: the interpreter writes each caught signal's number to a
-    pipe (``signal.set_wakeup_fd``) that ``wait`` reads. A handler that set a ``threading.Event``
+    pipe (``signal.set_wakeup_fd``) that the wait reads. A handler that set a ``threading.Event``
     could deadlock the node: the signal may land while the main thread holds that Event's lock
     inside ``Event.wait``, and the handler runs on that same thread.
     """
     read_end, write_end = os.pipe()
     os.set_blocking(write_end, False)
     previous = signal.set_wakeup_fd(write_end)
+
+    def wait() -> None:
+        while not _STOP_SIGNALS.intersection(os.read(read_end, 64)):
+            continue  # another caught signal's number
+
     try:
-        for signum in _StopSignal.SIGNALS:
+        for signum in _STOP_SIGNALS:
             signal.signal(signum, _do_nothing)
-        yield _StopSignal(read_end)
+        yield wait
     finally:
         signal.set_wakeup_fd(previous)
         os.close(read_end)
