@@ -9,7 +9,8 @@ Data directory layout::
 Start-up order: the FlowFile repository recovers first (its snapshot and journals say which
 FlowFiles exist); claimant counts are rebuilt from the recovered FlowFiles and swap files;
 content that no FlowFile references (written by sessions that never committed) is collected;
-then the provenance repository recovers and the background work starts.
+then the provenance repository recovers, the provenance events of commits the node died too
+early to register are registered (see ``commit``), and the background work starts.
 
 One node per data directory: a ``NodeStorage`` takes the exclusive lock of the directory
 (``engine.lock``) before it touches anything in it, and gives it back at ``close``.
@@ -18,7 +19,9 @@ One node per data directory: a ``NodeStorage`` takes the exclusive lock of the d
 from __future__ import annotations
 
 import gc
+import itertools
 import logging
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -27,8 +30,11 @@ from engine.content.claims import ResourceClaimManager
 from engine.content.repository import ContentRepository
 from engine.damage import DamageLog, Quarantine
 from engine.lock import DataDirectoryLock
+from engine.provenance import codec
+from engine.provenance.event import ProvenanceEvent
 from engine.provenance.repository import ProvenanceRepository
 from engine.repository.flowfile_repository import FlowFileRepository, RecoveredFlowFiles
+from engine.repository.records import RepositoryRecord
 from engine.verify import Verification, verify
 from engine.wal import SyncPolicy
 
@@ -83,6 +89,8 @@ class NodeStorage:
             damage=self.damage, quarantine=self.quarantine,
         )
         self.recovered: RecoveredFlowFiles | None = None
+        # Outbox keys: unique across restarts as long as the clock does not run back.
+        self._outbox_keys = itertools.count(time.time_ns())
 
     def open(self, *, background: bool = True) -> RecoveredFlowFiles:
         """Recover every repository; with ``background``, start checkpoints, cleanup and rollover.
@@ -100,6 +108,7 @@ class NodeStorage:
         if orphans:
             log.info("collected %d content claim(s) that no committed FlowFile references", orphans)
         self.provenance.open()
+        self._register_outbox()
         # The recovered FlowFiles live long and hold no cycles: keep every later collection of
         # the cyclic garbage collector from scanning them again (a million FlowFiles would make
         # each full collection a pause of seconds).
@@ -109,6 +118,47 @@ class NodeStorage:
             self.content.start()
             self.provenance.start()
         return self.recovered
+
+    def commit(self, records: list[RepositoryRecord], events: list[ProvenanceEvent], *,
+               force_sync: bool = False) -> None:
+        """Commit ``records`` to the FlowFile repository, then register ``events``, so that a
+        node killed in between still registers them, once, when it starts again.
+
+        The events ride in the WAL transaction as an outbox entry, settled once they are in
+        the provenance repository; recovery registers every entry the provenance repository
+        does not hold. Raises what ``FlowFileRepository.update`` raises (nothing is registered
+        then); an event that cannot be registered is logged, never raised: the commit stands.
+        """
+        if not events:
+            if records:
+                self.flowfiles.update(records, force_sync=force_sync)
+            return
+        provenance = self.provenance
+        encoded = provenance.encode(events)
+        key = next(self._outbox_keys)
+        self.flowfiles.update([*records, RepositoryRecord.outbox(key, encoded.blobs)], force_sync=force_sync)
+        try:
+            provenance.append_encoded(encoded)
+        except Exception:
+            log.exception("%d provenance event(s) of a commit could not be registered; they are registered "
+                          "when the node starts again", len(events))
+            return
+        self.flowfiles.wal.settle_outbox(key)
+
+    def _register_outbox(self) -> None:
+        """Register the events of the outbox entries the provenance repository does not hold."""
+        outbox = self.flowfiles.wal.outbox
+        if not outbox:
+            return
+        missing = 0
+        for key, blobs in sorted(outbox.items()):
+            if blobs and not self.provenance.holds(blobs[0]):
+                events = [codec.event_from_wire(codec.decode_wire(blob), -1) for blob in blobs]
+                self.provenance.append_events(events)
+                missing += len(events)
+            self.flowfiles.wal.settle_outbox(key)
+        if missing:
+            log.warning("registered %d provenance event(s) of commits made just before the node stopped", missing)
 
     def verify(self) -> Verification:
         """Check content existence and claimant counts (call while no session is open)."""

@@ -7,7 +7,9 @@ the end the digest and the sender's signature are verified. The batches complete
 of the stream are then committed together, in this order: their content is synced, ONE
 FlowFile-repository transaction creates the FlowFiles (new ids and uuids; the attributes, entry
 date, lineage start and penalty kept) together with a transfer mark per FlowFile (``<sender
-node>:<sender uuid>``), the RECEIVE events are registered, the FlowFiles join their
+node>:<sender uuid>``) and the RECEIVE events as its outbox entry (``NodeStorage.commit``: a
+node killed before it registers them registers them when it starts again), the RECEIVE events
+are registered, the FlowFiles join their
 connections' queues, and only then are the senders acknowledged. A FlowFile whose mark is already
 in the log (a batch sent again after its acknowledgement was lost) is not created again, but
 is acknowledged. Every entry is acknowledged and deleted from the stream once read, so the
@@ -400,15 +402,10 @@ class TransferReceiver:
             flowfiles = self._flowfiles(incoming, base, now, taken, records, marks, events)
             queued.append((queue, flowfiles))
         try:
-            storage.flowfiles.update(records + marks)
+            storage.commit(records + marks, events)
         except Exception as error:
             self._give_up(ready, f"this node could not commit it: {error}", counted=True)
             return
-        if events:
-            try:
-                storage.provenance.append_events(events)
-            except Exception:
-                log.exception("the RECEIVE events of %d load-balanced batch(es) could not be recorded", len(ready))
         for queue, flowfiles in queued:
             if flowfiles:
                 receive = getattr(queue, "receive_from_peer", None)

@@ -9,8 +9,10 @@ written in pipelines (one round trip for as many as this node's share of the roo
 stream: the room divided among the nodes that may write to it, so that the stream never holds
 more than ``stream_cap`` plus one entry per other sender, as with one XADD at a time). The batches
 accepted by the time the worker looks are then ended together: one WAL transaction of DELETE
-records, then SEND ("Re-distributed for Load-balanced connection") and DROP events, then the
-partitions acknowledged. A refused batch, one not answered within ``ack_timeout``, or one Redis failed to
+records with the SEND ("Re-distributed for Load-balanced connection") and DROP events as its
+outbox entry (``NodeStorage.commit``), the events registered, then the partitions acknowledged.
+A DELETE transaction that fails records no event: the batch is sent again, and the events are
+recorded once, when its second answer is committed. A refused batch, one not answered within ``ack_timeout``, or one Redis failed to
 take goes to ``on_failure`` (by default back into the same partition) and the peer is left
 alone for ``penalty`` seconds: the batch is sent again later, and the receiver's transfer
 marks keep a batch it had already taken from being taken twice. With ``pins``
@@ -442,31 +444,21 @@ class TransferSender:
                 drops.append(_new(ProvenanceEvent, (
                     E.DROP, now, f.uuid, connection_id, COMPONENT_TYPE, f.entry_date, f.lineage_start_date, (), (),
                     f.attributes, {}, claim, claim, None, drop_details, None, None, None, queue_id, -1, -1)))
-        provenance = self._storage.provenance
         try:
-            self._storage.flowfiles.update(records)
+            self._storage.commit(records, sends + drops)
         except Exception:
             # The FlowFiles are queued again and sent again; the peer's marks keep it from taking
-            # them twice. What left cannot be un-sent: the SEND events are recorded anyway.
+            # them twice, and its answer to the batch sent again records the SEND and DROP events.
             log.exception("could not record that %d batch(es) were taken by their nodes; they are sent again",
                           len(batches))
-            self._register(provenance, sends)
             for batch in batches:
                 batch.partition.put_all(batch.flowfiles)
                 batch.partition.acknowledge(batch.flowfiles)
             return
-        self._register(provenance, sends + drops)
         for batch in batches:
             batch.partition.acknowledge(batch.flowfiles)
             self._settle(batch, delivered=True)
         self.batches_accepted += len(batches)
-
-    @staticmethod
-    def _register(provenance, events: list[ProvenanceEvent]) -> None:
-        try:
-            provenance.append_events(events)
-        except Exception:
-            log.exception("the %d provenance event(s) of load-balanced batches could not be recorded", len(events))
 
     def _settle(self, batch: _Batch, *, delivered: bool) -> None:
         if self._pins is not None and batch.key:

@@ -46,7 +46,7 @@ import time
 from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO, Callable, Iterable, Sequence
+from typing import BinaryIO, Callable, Iterable, NamedTuple, Sequence
 
 from engine import fileops
 from engine.damage import DamageLog, Quarantine
@@ -65,11 +65,21 @@ from engine.provenance.segment import SEGMENT_VERSION
 from engine.provenance.shard import Shard
 from engine.units import format_data_size
 
-__all__ = ["ProvenanceRepository", "ProvenanceStats", "ContentNotAvailableError", "describe_directory"]
+__all__ = ["EncodedEvents", "ProvenanceRepository", "ProvenanceStats", "ContentNotAvailableError", "describe_directory"]
 
 log = logging.getLogger(__name__)
 
 _ID_FLOOR = "id-floor"
+
+
+class EncodedEvents(NamedTuple):
+    """A batch of events in stored form (``encode``): each event's bytes, the index fragments,
+    and the batch's time range."""
+
+    blobs: list[bytes]
+    fragments: list[str]
+    min_time: int
+    max_time: int
 
 
 class ContentNotAvailableError(LookupError):
@@ -222,15 +232,24 @@ class ProvenanceRepository:
         A batch the journal cannot take (a full disk, an I/O error) is held in memory and
         written later (see ``backlog``); this raises only when the repository is not open.
         """
-        count = len(events)
-        if not count:
+        if not events:
             return self._next_id
+        return self.append_encoded(self.encode(events))
+
+    def encode(self, events: Sequence[ProvenanceEvent]) -> EncodedEvents:
+        """``events`` (at least one) in their stored form, ready for ``append_encoded``."""
         times = [event.event_time for event in events]
-        min_time, max_time = min(times), max(times)
-        blobs = codec.encode_events(events)
-        # Made now, while the events are in the processor's cache: the rollover would read
-        # them back from memory, and keeping them alive until then burdens the collector.
-        fragments = codec.index_fragments(events, self.config.indexed_attributes)
+        # The index fragments are made now, while the events are in the processor's cache: the
+        # rollover would read them back from memory, and keeping them alive until then
+        # burdens the collector.
+        return EncodedEvents(codec.encode_events(events), codec.index_fragments(events, self.config.indexed_attributes),
+                             min(times), max(times))
+
+    def append_encoded(self, encoded: EncodedEvents) -> int:
+        """Journal events made by ``encode`` under the next contiguous ids; return the first id
+        (see ``append_events``)."""
+        blobs, fragments, min_time, max_time = encoded
+        count = len(blobs)
         payload = codec.encode_record(blobs, min_time, max_time)
         slot = getattr(self._thread_slot, "value", None)
         if slot is None:
@@ -474,6 +493,19 @@ class ProvenanceRepository:
                     if 0 <= position < len(frame.events):
                         found[event_id] = codec.event_from_wire(codec.decode_wire(frame.events[position]), event_id)
         return found
+
+    def holds(self, stored: bytes) -> bool:
+        """Whether an event equal to the one whose stored bytes (``encode``) are ``stored`` is
+        in the repository, rolled over or not: how recovery tells whether the events of a
+        commit were registered before the node died."""
+        wanted = codec.event_from_wire(codec.decode_wire(stored), -1)
+        candidates = self.events_mentioning(wanted.flowfile_uuid)
+        with self._id_lock:
+            sets = [*self._unmerged, *((self._generation,) if self._generation is not None else ())]
+        for journal_set in sets:
+            for frame in list(journal_set.frames):
+                candidates.extend(codec.event_from_wire(codec.decode_wire(blob), -1) for blob in frame.events)
+        return any(event._replace(event_id=-1) == wanted for event in candidates)
 
     def events_mentioning(self, uuid: str) -> list[ProvenanceEvent]:
         """Every stored event naming ``uuid`` as its FlowFile, a parent or a child, oldest first."""

@@ -9,9 +9,9 @@ from engine.wal.serde import UpdateType
 
 __all__ = ["RepositoryRecord", "FlowFileRecordSerde"]
 
-_UPDATE, _DELETE, _SWAP_OUT, _SWAP_IN, _TRANSFER_RECEIVED = (
+_UPDATE, _DELETE, _SWAP_OUT, _SWAP_IN, _TRANSFER_RECEIVED, _OUTBOX = (
     int(UpdateType.UPDATE), int(UpdateType.DELETE), int(UpdateType.SWAP_OUT), int(UpdateType.SWAP_IN),
-    int(UpdateType.TRANSFER_RECEIVED),
+    int(UpdateType.TRANSFER_RECEIVED), int(UpdateType.OUTBOX),
 )
 
 
@@ -21,7 +21,8 @@ class RepositoryRecord(NamedTuple):
     ``flowfile`` is the FlowFile's full new state (None for swap-file records);
     ``queue_id`` the queue it sits in. ``original_claim`` is the content claim the FlowFile had
     before the change: it is not written to the log, only used to count claimants. ``mark`` is
-    the (key, received-at ms) of a TRANSFER_RECEIVED record.
+    the (key, received-at ms) of a TRANSFER_RECEIVED record, or the (key, stored event bytes)
+    of an OUTBOX record.
     """
 
     update_type: UpdateType
@@ -51,6 +52,12 @@ class RepositoryRecord(NamedTuple):
     def transfer_mark(cls, key: str, received_at: int) -> RepositoryRecord:
         """A mark that the FlowFile a peer knows as ``key`` was received (at ``received_at`` ms)."""
         return cls(UpdateType.TRANSFER_RECEIVED, None, mark=(key, received_at))
+
+    @classmethod
+    def outbox(cls, key: int, events: list[bytes]) -> RepositoryRecord:
+        """The provenance events of the transaction (their stored bytes), to be registered once
+        it is durable (see ``NodeStorage.commit``)."""
+        return cls(UpdateType.OUTBOX, None, mark=(key, events))
 
 
 class _ClaimDecoder:
@@ -89,8 +96,8 @@ class FlowFileRecordSerde:
     ``[kind, [id, uuid, attributes, [[container, section, identifier], offset, length, checksum] | nil,
     entry date, lineage start date, lineage start index, queue date, queue date index,
     penalty expiration], queue, swap location]``; a DELETE is ``[kind, id]``, a SWAP_OUT
-    ``[kind, id, queue, swap location]``, a transfer mark ``[kind, key, received-at ms]`` and a
-    swap-file record ``[kind, location, former]``.
+    ``[kind, id, queue, swap location]``, a transfer mark ``[kind, key, received-at ms]``, an
+    outbox entry ``[kind, key, [event bytes, ...]]`` and a swap-file record ``[kind, location, former]``.
     The checksum (CRC32 of the content, or nil) came with version 2; version 1 claims have
     three elements and are read with no checksum.
     """
@@ -106,7 +113,7 @@ class FlowFileRecordSerde:
             return (kind, record[1].id)
         if kind == _SWAP_OUT:
             return (kind, record[1].id, record[2], record[3])
-        if kind == _TRANSFER_RECEIVED:
+        if kind == _TRANSFER_RECEIVED or kind == _OUTBOX:
             return (kind, *record.mark)
         return (kind, record.swap_location, record.original_swap_location)
 
@@ -123,7 +130,7 @@ class FlowFileRecordSerde:
             return RepositoryRecord(kind, _Deleted(wire[1]))
         if kind == _SWAP_OUT:
             return RepositoryRecord(kind, _Deleted(wire[1]), wire[2], wire[3])
-        if kind == _TRANSFER_RECEIVED:
+        if kind == _TRANSFER_RECEIVED or kind == _OUTBOX:
             return RepositoryRecord(kind, None, mark=(wire[1], wire[2]))
         return RepositoryRecord(kind, None, swap_location=wire[1], original_swap_location=wire[2])
 
@@ -141,6 +148,9 @@ class FlowFileRecordSerde:
         return record.original_swap_location
 
     def transfer_mark(self, record: RepositoryRecord) -> tuple[str, int]:
+        return record.mark
+
+    def outbox_entry(self, record: RepositoryRecord) -> tuple[int, list[bytes]]:
         return record.mark
 
 

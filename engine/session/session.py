@@ -6,7 +6,8 @@ Commit order (each step only after the previous one succeeded):
    auto-terminated one, or removal) and clone for each extra connection of a relationship;
 2. sync the content written in the session (``always`` and ``grouped`` policies), so that the
    log never names content that could be lost;
-3. write one FlowFile-repository transaction holding every change;
+3. write one FlowFile-repository transaction holding every change and, as its outbox entry,
+   the session's provenance events (``NodeStorage.commit``);
 4. register the provenance events, so that events exist only for what was committed;
 5. hand the FlowFiles to their destination queues;
 6. acknowledge the FlowFiles taken from the incoming queues;
@@ -15,8 +16,9 @@ Commit order (each step only after the previous one succeeded):
 
 A failure before step 3 completes rolls the session back and registers no event but the
 forced ones (a SEND: what left cannot be un-sent); after a crash the transaction is either
-wholly in the FlowFile repository or wholly absent from it (a crash between steps 3 and 4
-loses the session's events rather than record events for a change never committed). From
+wholly in the FlowFile repository or wholly absent from it, and a crash between steps 3 and 4
+registers the session's events when the node starts again (never events for a change not
+committed). From
 step 4 on the commit stands: a provenance write the disk refuses waits in the repository's
 backlog, and any other failure to register is logged, not raised.
 
@@ -375,22 +377,15 @@ class ProcessSession(SessionContent, SessionEvents):
                     storage.content.sync(written)
             if self._terminated:
                 raise self._terminated_error()
-            if plan.wal:
-                storage.flowfiles.update(plan.wal)
+            events = self._forced + plan.events + plan.drop_events
+            storage.commit(plan.wal, events)
         except BaseException:
             for clone in plan.clones:
                 if clone.owned_claim is not None:
                     storage.claims.decrement(clone.owned_claim.resource_claim)
             self.rollback()
             raise
-        events = self._forced + plan.events + plan.drop_events
         self._forced = []
-        if events:
-            try:
-                storage.provenance.append_events(events)
-            except Exception:
-                log.exception("the %d provenance event(s) of a committed session of %s %s could not be recorded",
-                              len(events), self.component.component_type, self.component.identifier)
         counts = self._counts
         for queue, flowfiles in plan.enqueue.items():
             queue.put_all(flowfiles)

@@ -14,7 +14,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Generic, Iterable, TypeVar
+from typing import Any, Callable, Generic, Iterable, TypeVar
 
 import msgpack
 
@@ -44,9 +44,10 @@ R = TypeVar("R")
 T = TypeVar("T")
 
 # Plain ints: comparing IntEnum members costs more than the rest of applying a record.
-_UPDATE, _DELETE, _SWAP_OUT, _SWAP_IN, _SWAP_FILE_DELETED, _SWAP_FILE_RENAMED, _TRANSFER_RECEIVED = (
+_UPDATE, _DELETE, _SWAP_OUT, _SWAP_IN, _SWAP_FILE_DELETED, _SWAP_FILE_RENAMED, _TRANSFER_RECEIVED, _OUTBOX = (
     int(UpdateType.UPDATE), int(UpdateType.DELETE), int(UpdateType.SWAP_OUT), int(UpdateType.SWAP_IN),
     int(UpdateType.SWAP_FILE_DELETED), int(UpdateType.SWAP_FILE_RENAMED), int(UpdateType.TRANSFER_RECEIVED),
+    int(UpdateType.OUTBOX),
 )
 
 #: How long transfer marks are kept by default (ms): a day, far longer than any resend takes.
@@ -83,6 +84,7 @@ class RecoveryReport:
     records: int = 0
     swap_locations: int = 0
     transfer_marks: int = 0
+    outbox: int = 0
     seconds: float = 0.0
     damages: list[Damage] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -100,6 +102,7 @@ class CheckpointReport:
     journals_removed: int
     seconds: float
     transfer_marks: int = 0
+    outbox: int = 0
 
 
 class WriteAheadLog(Generic[R]):
@@ -107,6 +110,11 @@ class WriteAheadLog(Generic[R]):
 
     Transfer marks (key -> received-at ms, from TRANSFER_RECEIVED records) say which FlowFiles
     sent by peers were taken; a checkpoint drops those older than ``transfer_mark_window_ms``.
+
+    The outbox (key -> value, from OUTBOX records) holds work due once a transaction is
+    durable; whoever does it calls ``settle_outbox``. An entry not settled when the process
+    died is in ``outbox`` again after ``recover`` (entries settled since the last checkpoint
+    may be too: doing the work must be idempotent).
 
     ``update`` appends one transaction and, once it is durable, applies it to the in-memory
     state; ``checkpoint`` writes that state as a snapshot and drops the journals it covers;
@@ -137,6 +145,7 @@ class WriteAheadLog(Generic[R]):
         self.swap_locations: set[str] = set()
         self.transfer_marks: dict[str, int] = {}
         self.transfer_mark_window_ms = transfer_mark_window_ms
+        self.outbox: dict[int, Any] = {}
         self._clock = clock
         self._committer = GroupCommitter(
             self._write_batch, max_batch=1 if self.sync_policy is SyncPolicy.ALWAYS else None
@@ -199,6 +208,7 @@ class WriteAheadLog(Generic[R]):
             self.records = {record_id(record): record for record in (from_wire(w, version) for w in contents.records)}
             self.swap_locations.update(contents.swap_locations)
             self.transfer_marks.update(contents.transfer_marks)
+            self.outbox.update(contents.outbox)
         for version, wire_records in plan.transactions():
             for record in [serde.from_wire(wire, version) for wire in wire_records]:
                 self._apply(record)
@@ -209,6 +219,7 @@ class WriteAheadLog(Generic[R]):
         report.records = len(self.records)
         report.swap_locations = len(self.swap_locations)
         report.transfer_marks = len(self.transfer_marks)
+        report.outbox = len(self.outbox)
 
     def _keep_log_files(self) -> Path:
         """Copy the snapshot files and the journals to the quarantine folder."""
@@ -267,6 +278,13 @@ class WriteAheadLog(Generic[R]):
         elif kind == _TRANSFER_RECEIVED:
             key, received_at = serde.transfer_mark(record)
             self.transfer_marks[key] = received_at
+        elif kind == _OUTBOX:
+            key, value = serde.outbox_entry(record)
+            self.outbox[key] = value
+
+    def settle_outbox(self, key: int) -> None:
+        """The work of outbox entry ``key`` is done: the next snapshot leaves it out."""
+        self.outbox.pop(key, None)
 
     def update(self, records: Iterable[R], *, force_sync: bool = False) -> int:
         """Append ``records`` as one transaction, apply them once durable, return its id.
@@ -373,6 +391,7 @@ class WriteAheadLog(Generic[R]):
                 horizon = int(self._clock() * 1000) - self.transfer_mark_window_ms
                 self.transfer_marks = {key: at for key, at in self.transfer_marks.items() if at >= horizon}
                 transfer_marks = dict(self.transfer_marks)
+                outbox = dict(self.outbox)
                 token = on_cut() if on_cut is not None else None
             finally:
                 self._committer.resume()
@@ -384,6 +403,7 @@ class WriteAheadLog(Generic[R]):
                 (to_wire(record) for record in records),
                 swap_locations,
                 transfer_marks=transfer_marks,
+                outbox=outbox,
                 max_txn_id=max_txn_id,
                 record_count=len(records),
                 serde_name=self.serde.name,
@@ -392,7 +412,7 @@ class WriteAheadLog(Generic[R]):
             )
             removed = remove_covered_journals(self.journal_directory, keep=current)
         report = CheckpointReport(max_txn_id, len(records), len(swap_locations), removed, time.monotonic() - started,
-                                  len(transfer_marks))
+                                  len(transfer_marks), len(outbox))
         log.debug("checkpoint: %s", report)
         return report, token
 

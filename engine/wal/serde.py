@@ -23,6 +23,10 @@ class UpdateType(IntEnum):
     #: A FlowFile received from a peer node: a transfer mark (key, received-at ms) kept for a
     #: while so that a batch sent again after a lost acknowledgement is not taken twice.
     TRANSFER_RECEIVED = 8
+    #: An outbox entry: work to be done once the transaction is durable (the provenance events
+    #: of a commit), kept in the log until the doer settles it, and found again by recovery
+    #: when the node died before it was done.
+    OUTBOX = 9
 
 
 class SerDe(Protocol[R]):
@@ -55,3 +59,6 @@ class SerDe(Protocol[R]):
 
     def transfer_mark(self, record: R) -> tuple[str, int]:
         """The (key, received-at ms) a TRANSFER_RECEIVED record names (only asked of those)."""
+
+    def outbox_entry(self, record: R) -> tuple[int, Any]:
+        """The (key, value) an OUTBOX record holds (only asked of those)."""

@@ -9,6 +9,7 @@ Layout of ``snapshot`` (and of ``.partial`` while it is being written)::
         b"S"  msgpack array of swap-file locations
         b"T"  msgpack map of transfer marks, key -> received-at ms (only when there are any, so
               a node without load balancing writes snapshots older versions still read)
+        b"O"  msgpack map of outbox entries not yet settled, key -> value (only when there are any)
         b"E"  msgpack record count (the snapshot is complete only with this frame)
 
 ``journal`` names the journal opened when the snapshot's state was taken: the one whose
@@ -64,6 +65,7 @@ class SnapshotContents:
     swap_locations: list[str] = field(default_factory=list)
     journal: str | None = None
     transfer_marks: dict[str, int] = field(default_factory=dict)
+    outbox: dict[int, Any] = field(default_factory=dict)
 
 
 def _frame(kind: bytes, payload: bytes) -> bytes:
@@ -76,6 +78,7 @@ def write_snapshot(
     swap_locations: Iterable[str],
     *,
     transfer_marks: Mapping[str, int] | None = None,
+    outbox: Mapping[int, Any] | None = None,
     max_txn_id: int,
     record_count: int,
     serde_name: str,
@@ -104,6 +107,8 @@ def write_snapshot(
         handle.write(_frame(b"S", packer.pack(sorted(swap_locations))))
         if transfer_marks:
             handle.write(_frame(b"T", packer.pack(dict(transfer_marks))))
+        if outbox:
+            handle.write(_frame(b"O", packer.pack(dict(outbox))))
         handle.write(_frame(b"E", packer.pack(written)))
 
 
@@ -160,6 +165,10 @@ def read_snapshot(path: Path) -> SnapshotContents:
                 ):
                     raise SnapshotCorruptionError(path, offset, "the transfer marks frame is not a map of key to time")
                 contents.transfer_marks = value
+            elif kind == ord("O"):
+                if not isinstance(value, dict) or not all(type(k) is int for k in value):
+                    raise SnapshotCorruptionError(path, offset, "the outbox frame is not a map of key to entry")
+                contents.outbox = value
             elif kind == ord("E"):
                 if value != len(contents.records):
                     raise SnapshotCorruptionError(

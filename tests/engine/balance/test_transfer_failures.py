@@ -137,6 +137,22 @@ def test_a_full_disk_on_the_receiver_commits_nothing_and_the_batch_is_sent_again
     assert cluster.b.verify().ok
 
 
+def test_a_sender_that_cannot_commit_the_end_of_a_batch_sends_it_again_and_records_send_once(cluster):
+    sent = cluster.make([1024] * 5)
+    plan = FaultPlan(fail_at=1, errno=errno.ENOSPC, operations={"write"},
+                     matches=str(cluster.a.data_dir / "flowfile_repository"))
+    cluster.start_receiver()
+    with plan.installed():
+        cluster.start_sender(ack_timeout=2.0, batch_count=5)
+        wait_for(lambda: plan.triggered, what="the DELETE transaction refused")
+        _exactly_once(cluster, sent)
+    cluster.sender.stop()
+    cluster.a.provenance.rollover()
+    for flowfile in sent:
+        types = [e.event_type.name for e in cluster.a.provenance.events_mentioning(flowfile.uuid)]
+        assert types == ["SEND", "DROP"], (flowfile.uuid, types)
+
+
 def test_a_forged_batch_is_refused(cluster):
     cluster.make([1024] * 3)
     cluster.start_receiver()

@@ -1,0 +1,125 @@
+"""``NodeStorage.commit``: the provenance events of a commit ride in its WAL transaction, so a
+node killed between the commit and their registration registers them, once, when it starts again."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from engine.provenance.event import ProvenanceEventType
+from engine.storage import NodeStorage
+from engine.wal import snapshot as snapshots
+from tests.engine.session.conftest import Node
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+CHILD = textwrap.dedent(
+    """
+    import os, signal, sys
+    from pathlib import Path
+    from engine.storage import NodeStorage
+    from tests.engine.session.conftest import Node
+
+    data_dir, crash = Path(sys.argv[1]), sys.argv[2]
+
+    def die(*args):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    storage = NodeStorage(data_dir)
+    storage.open(background=False)
+    if crash == "after-start":
+        die()
+    if crash == "before-registering":
+        storage.provenance.append_encoded = die
+    elif crash == "before-settling":
+        storage.flowfiles.wal.settle_outbox = die
+    Node(storage).seed("q", b"a", b"b", b"c")
+    die()
+    """
+)
+
+
+def run_child(data_dir: Path, crash: str) -> None:
+    result = subprocess.run([sys.executable, "-c", CHILD, str(data_dir), crash], cwd=REPO_ROOT,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == -signal.SIGKILL, result.stderr
+
+
+def events_per_flowfile(data_dir: Path) -> dict[str, list[ProvenanceEventType]]:
+    """The event types of each recovered FlowFile of queue ``q``, from a fresh start."""
+    storage = NodeStorage(data_dir)
+    try:
+        recovered = storage.open(background=False)
+        storage.provenance.rollover()
+        return {f.uuid: [e.event_type for e in storage.provenance.events_mentioning(f.uuid)]
+                for f in recovered.queues.get("q", [])}
+    finally:
+        storage.close()
+
+
+@pytest.mark.parametrize("crash", ["before-registering", "before-settling"])
+def test_a_node_killed_after_a_commit_has_its_events_once_when_it_starts_again(tmp_path, crash):
+    data_dir = tmp_path / "node"
+    run_child(data_dir, crash)
+    events = events_per_flowfile(data_dir)
+    assert len(events) == 3
+    assert all(types == [ProvenanceEventType.CREATE] for types in events.values()), events
+
+
+def test_events_registered_at_start_are_not_registered_again_after_another_kill(tmp_path):
+    data_dir = tmp_path / "node"
+    run_child(data_dir, "before-registering")
+    run_child(data_dir, "after-start")  # registers them, then dies before any checkpoint
+    events = events_per_flowfile(data_dir)
+    assert len(events) == 3
+    assert all(types == [ProvenanceEventType.CREATE] for types in events.values()), events
+
+
+def test_events_that_could_not_be_registered_wait_in_the_snapshot_for_the_next_start(tmp_path, caplog):
+    data_dir = tmp_path / "node"
+    storage = NodeStorage(data_dir)
+    storage.open(background=False)
+
+    def refuse(encoded):
+        raise RuntimeError("the provenance repository is not open")
+
+    storage.provenance.append_encoded = refuse
+    with caplog.at_level(logging.ERROR):
+        queued = Node(storage).seed("q", b"a", b"b")
+    assert len(queued) == 2, "the commit stands"
+    assert any("registered when the node starts again" in r.getMessage() for r in caplog.records)
+    assert len(storage.flowfiles.wal.outbox) == 1
+    del storage.provenance.append_encoded
+    storage.close()  # checkpoints: the journals holding the entry are removed
+    assert len(snapshot_outbox(data_dir)) == 1
+
+    with caplog.at_level(logging.WARNING):
+        events = events_per_flowfile(data_dir)
+    assert sorted(f.uuid for f in queued) == sorted(events)
+    assert all(types == [ProvenanceEventType.CREATE] for types in events.values()), events
+    assert any("registered 2 provenance event(s)" in r.getMessage() for r in caplog.records)
+    # Registered and settled: the snapshot of that start no longer holds it.
+    assert snapshot_outbox(data_dir) == {}
+
+
+def test_a_commit_without_events_writes_no_outbox_entry(tmp_path):
+    storage = NodeStorage(tmp_path / "node")
+    storage.open(background=False)
+    try:
+        before = storage.flowfiles.wal.next_txn_id
+        storage.commit([], [])
+        assert storage.flowfiles.wal.next_txn_id == before, "nothing to commit writes nothing"
+        Node(storage).seed("q", b"a")
+        assert storage.flowfiles.wal.outbox == {}, "settled once registered"
+    finally:
+        storage.close()
+
+
+def snapshot_outbox(data_dir: Path) -> dict:
+    return snapshots.read_snapshot(data_dir / "flowfile_repository" / snapshots.SNAPSHOT_NAME).outbox
