@@ -120,30 +120,33 @@ class NodeStorage:
         return self.recovered
 
     def commit(self, records: list[RepositoryRecord], events: list[ProvenanceEvent], *,
-               force_sync: bool = False) -> None:
+               force_sync: bool = False) -> int | None:
         """Commit ``records`` to the FlowFile repository, then register ``events``, so that a
         node killed in between still registers them, once, when it starts again.
 
         The events ride in the WAL transaction as an outbox entry, settled once they are in
         the provenance repository; recovery registers every entry the provenance repository
-        does not hold. Raises what ``FlowFileRepository.update`` raises (nothing is registered
-        then); an event that cannot be registered is logged, never raised: the commit stands.
+        does not hold. Returns the id of the first event, or None when there were none or
+        they could not be registered now. Raises what ``FlowFileRepository.update`` raises
+        (nothing is registered then); an event that cannot be registered is logged, never
+        raised: the commit stands.
         """
         if not events:
             if records:
                 self.flowfiles.update(records, force_sync=force_sync)
-            return
+            return None
         provenance = self.provenance
         encoded = provenance.encode(events)
         key = next(self._outbox_keys)
         self.flowfiles.update([*records, RepositoryRecord.outbox(key, encoded.blobs)], force_sync=force_sync)
         try:
-            provenance.append_encoded(encoded)
+            first_id = provenance.append_encoded(encoded)
         except Exception:
             log.exception("%d provenance event(s) of a commit could not be registered; they are registered "
                           "when the node starts again", len(events))
-            return
+            return None
         self.flowfiles.wal.settle_outbox(key)
+        return first_id
 
     def _register_outbox(self) -> None:
         """Register the events of the outbox entries the provenance repository does not hold."""

@@ -10,16 +10,16 @@ it had no input), plus ``flowfile.replay=true`` and ``flowfile.replay.timestamp`
 
 Order, as a session commit's: the content's claimant is counted (its file is brought back from
 the archive if it was archived, see ``ContentRepository.reclaim``); one durable FlowFile
-repository transaction creates the FlowFile; the REPLAY event is registered (the original uuid
-as parent, the new one as child, the event's component and source connection, as NiFi records
-it; its content is the new FlowFile's); the FlowFile is queued. A transaction the disk refuses
-gives the claimant back and leaves nothing behind; a crash after it leaves the FlowFile queued
-at the next start.
+repository transaction creates the FlowFile, with the REPLAY event as its outbox entry
+(``NodeStorage.commit``), and the event is registered (the original uuid as parent, the new one
+as child, the event's component and source connection, as NiFi records it; its content is the
+new FlowFile's); the FlowFile is queued. A transaction the disk refuses gives the claimant back
+and leaves nothing behind; a crash after it leaves the FlowFile queued, and its REPLAY event
+registered, at the next start.
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
@@ -36,8 +36,6 @@ if TYPE_CHECKING:
 
 __all__ = ["REPLAY_ATTRIBUTE", "REPLAY_TIMESTAMP_ATTRIBUTE", "ReplayFailedError", "ReplayRefusedError", "Replayed",
            "replay", "replay_refusal"]
-
-log = logging.getLogger(__name__)
 
 REPLAY_ATTRIBUTE = "flowfile.replay"
 REPLAY_TIMESTAMP_ATTRIBUTE = "flowfile.replay.timestamp"
@@ -112,15 +110,6 @@ def replay(controller: FlowController, event: ProvenanceEvent, requester: str) -
         except ContentNotFoundError as error:
             raise ReplayRefusedError(f"Cannot replay data from this event: its content is no longer available "
                                      f"({describe_claim(claim)}: {error.found or error})") from error
-    try:
-        storage.flowfiles.update([RepositoryRecord.create(flowfile, connection.identifier)], force_sync=True)
-    except BaseException as error:
-        if claim is not None:
-            storage.claims.decrement(claim.resource_claim)
-        if isinstance(error, OSError):
-            raise ReplayFailedError(f"the replay of provenance event {event.event_id} failed: the FlowFile repository "
-                                    f"could not record the new FlowFile ({error}); nothing was replayed") from error
-        raise
     replay_event = ProvenanceEvent(
         E.REPLAY, now, event.flowfile_uuid, event.component_id, event.component_type,
         entry_date=now, lineage_start_date=event.lineage_start_date,
@@ -129,9 +118,18 @@ def replay(controller: FlowController, event: ProvenanceEvent, requester: str) -
         details=f"Replay requested by {requester}", source_queue_id=event.source_queue_id,
     )
     try:
-        [replay_event] = storage.provenance.register_events([replay_event])
-    except Exception:  # the replay stands, as a committed session does without its events
-        log.exception("the REPLAY event of provenance event %d could not be recorded", event.event_id)
+        # The replay stands without its event, as a committed session does (NodeStorage.commit).
+        event_id = storage.commit([RepositoryRecord.create(flowfile, connection.identifier)], [replay_event],
+                                  force_sync=True)
+    except BaseException as error:
+        if claim is not None:
+            storage.claims.decrement(claim.resource_claim)
+        if isinstance(error, OSError):
+            raise ReplayFailedError(f"the replay of provenance event {event.event_id} failed: the FlowFile repository "
+                                    f"could not record the new FlowFile ({error}); nothing was replayed") from error
+        raise
+    if event_id is not None:
+        replay_event = replay_event._replace(event_id=event_id)
     connection.queue.put(flowfile)
     return Replayed(replay_event, flowfile)
 

@@ -123,7 +123,6 @@ def _move(session: ProcessSession, original: FlowFile, policy: DamagedContentPol
             policy.on_first_use(policy.queue)
         policy.queue.put(original)
         return "quarantined", f"was moved to queue {DAMAGED_QUEUE_ID}"
-    storage.flowfiles.update([RepositoryRecord.delete(original)])
     component = session.component
     event = ProvenanceEvent(
         E.DROP, session._now_ms(), original.uuid, component.identifier, component.component_type,
@@ -133,8 +132,5 @@ def _move(session: ProcessSession, original: FlowFile, policy: DamagedContentPol
         source_queue_id=session._records[original.id].source.identifier
         if session._records[original.id].source is not None else None,
     )
-    try:
-        storage.provenance.register_events([event])
-    except Exception:
-        log.exception("could not record the DROP event of FlowFile %s", original.uuid)
+    storage.commit([RepositoryRecord.delete(original)], [event])
     return "dropped", "was dropped (DROP event)"
