@@ -19,9 +19,7 @@ One node per data directory: a ``NodeStorage`` takes the exclusive lock of the d
 from __future__ import annotations
 
 import gc
-import itertools
 import logging
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -89,8 +87,6 @@ class NodeStorage:
             damage=self.damage, quarantine=self.quarantine,
         )
         self.recovered: RecoveredFlowFiles | None = None
-        # Outbox keys: unique across restarts as long as the clock does not run back.
-        self._outbox_keys = itertools.count(time.time_ns())
 
     def open(self, *, background: bool = True) -> RecoveredFlowFiles:
         """Recover every repository; with ``background``, start checkpoints, cleanup and rollover.
@@ -137,15 +133,21 @@ class NodeStorage:
             return None
         provenance = self.provenance
         encoded = provenance.encode(events)
-        key = next(self._outbox_keys)
-        self.flowfiles.update([*records, RepositoryRecord.outbox(key, encoded.blobs)], force_sync=force_sync)
+        wal = self.flowfiles.wal
+        key, still_open = wal.open_outbox_entry()
+        try:
+            self.flowfiles.update([*records, RepositoryRecord.outbox(key, encoded.blobs, still_open)],
+                                  force_sync=force_sync)
+        except BaseException:
+            wal.settle_outbox(key)
+            raise
         try:
             first_id = provenance.append_encoded(encoded)
         except Exception:
             log.exception("%d provenance event(s) of a commit could not be registered; they are registered "
                           "when the node starts again", len(events))
             return None
-        self.flowfiles.wal.settle_outbox(key)
+        wal.settle_outbox(key)
         return first_id
 
     def _register_outbox(self) -> None:

@@ -9,6 +9,7 @@ header records where the old one's committed bytes end. See ``docs/engine-storag
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import time
@@ -112,9 +113,12 @@ class WriteAheadLog(Generic[R]):
     sent by peers were taken; a checkpoint drops those older than ``transfer_mark_window_ms``.
 
     The outbox (key -> value, from OUTBOX records) holds work due once a transaction is
-    durable; whoever does it calls ``settle_outbox``. An entry not settled when the process
-    died is in ``outbox`` again after ``recover`` (entries settled since the last checkpoint
-    may be too: doing the work must be idempotent).
+    durable: take a key with ``open_outbox_entry``, commit the record, do the work, then call
+    ``settle_outbox`` (also when the commit failed). An OUTBOX record names the lower keys still
+    open when its key was taken, so applying it drops the entries settled before it: replaying
+    the journals after a crash brings back only the entries open at the end, not every one
+    written since the last checkpoint. An entry whose work was done but not yet settled comes
+    back too: doing the work must be idempotent.
 
     ``update`` appends one transaction and, once it is durable, applies it to the in-memory
     state; ``checkpoint`` writes that state as a snapshot and drops the journals it covers;
@@ -146,6 +150,9 @@ class WriteAheadLog(Generic[R]):
         self.transfer_marks: dict[str, int] = {}
         self.transfer_mark_window_ms = transfer_mark_window_ms
         self.outbox: dict[int, Any] = {}
+        self._outbox_lock = threading.Lock()
+        self._outbox_keys = itertools.count(time.time_ns())  # unique across restarts
+        self._open_outbox: set[int] = set()  # keys taken and not settled, committed or not
         self._clock = clock
         self._committer = GroupCommitter(
             self._write_batch, max_batch=1 if self.sync_policy is SyncPolicy.ALWAYS else None
@@ -220,6 +227,8 @@ class WriteAheadLog(Generic[R]):
         report.swap_locations = len(self.swap_locations)
         report.transfer_marks = len(self.transfer_marks)
         report.outbox = len(self.outbox)
+        self._open_outbox = set(self.outbox)
+        self._outbox_keys = itertools.count(max(time.time_ns(), max(self.outbox, default=0) + 1))
 
     def _keep_log_files(self) -> Path:
         """Copy the snapshot files and the journals to the quarantine folder."""
@@ -279,12 +288,28 @@ class WriteAheadLog(Generic[R]):
             key, received_at = serde.transfer_mark(record)
             self.transfer_marks[key] = received_at
         elif kind == _OUTBOX:
-            key, value = serde.outbox_entry(record)
-            self.outbox[key] = value
+            key, value, still_open = serde.outbox_entry(record)
+            outbox = self.outbox
+            with self._outbox_lock:
+                for k in [k for k in outbox if k < key and k not in still_open]:
+                    del outbox[k]
+                outbox[key] = value
+
+    def open_outbox_entry(self) -> tuple[int, list[int]]:
+        """A new outbox key, higher than every key taken before, and the lower keys still open
+        (what an OUTBOX record of that key holds)."""
+        with self._outbox_lock:
+            key = next(self._outbox_keys)
+            still_open = sorted(self._open_outbox)
+            self._open_outbox.add(key)
+        return key, still_open
 
     def settle_outbox(self, key: int) -> None:
-        """The work of outbox entry ``key`` is done: the next snapshot leaves it out."""
-        self.outbox.pop(key, None)
+        """The work of outbox entry ``key`` is done, or its transaction failed: the next
+        snapshot leaves it out, and the next OUTBOX record says so."""
+        with self._outbox_lock:
+            self._open_outbox.discard(key)
+            self.outbox.pop(key, None)
 
     def update(self, records: Iterable[R], *, force_sync: bool = False) -> int:
         """Append ``records`` as one transaction, apply them once durable, return its id.

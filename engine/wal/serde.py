@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import IntEnum
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, Sequence, TypeVar
 
 __all__ = ["UpdateType", "SerDe"]
 
@@ -25,7 +25,8 @@ class UpdateType(IntEnum):
     TRANSFER_RECEIVED = 8
     #: An outbox entry: work to be done once the transaction is durable (the provenance events
     #: of a commit), kept in the log until the doer settles it, and found again by recovery
-    #: when the node died before it was done.
+    #: when the node died before it was done. It names the entries of lower keys still open
+    #: when its key was taken: every other lower key was settled by then.
     OUTBOX = 9
 
 
@@ -60,5 +61,5 @@ class SerDe(Protocol[R]):
     def transfer_mark(self, record: R) -> tuple[str, int]:
         """The (key, received-at ms) a TRANSFER_RECEIVED record names (only asked of those)."""
 
-    def outbox_entry(self, record: R) -> tuple[int, Any]:
-        """The (key, value) an OUTBOX record holds (only asked of those)."""
+    def outbox_entry(self, record: R) -> tuple[int, Any, Sequence[int]]:
+        """The (key, value, open lower keys) an OUTBOX record holds (only asked of those)."""
