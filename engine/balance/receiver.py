@@ -3,18 +3,18 @@
 One thread reads this node's stream (consumer group ``lb``, recreated when Redis lost it) and
 reassembles each batch: the header is checked (replayed keys and unknown connections are
 refused), the contents are written as they arrive into one content claim for the batch, and at
-the end the digest and the sender's signature are verified. The batches completed by one read
-of the stream are then committed together, in this order: their content is synced, ONE
+the end the digest and the sender's signature are verified. The batches completed by one read of
+the stream are then committed together, in this order: their content is synced, ONE
 FlowFile-repository transaction creates the FlowFiles (new ids and uuids; the attributes, entry
 date, lineage start and penalty kept) together with a transfer mark per FlowFile (``<sender
 node>:<sender uuid>``) and the RECEIVE events as its outbox entry (``NodeStorage.commit``: a
 node killed before it registers them registers them when it starts again), the RECEIVE events
-are registered, the FlowFiles join their
-connections' queues, and only then are the senders acknowledged. A FlowFile whose mark is already
-in the log (a batch sent again after its acknowledgement was lost) is not created again, but
-is acknowledged. Every entry is acknowledged and deleted from the stream once read, so the
-stream only holds what was not read yet (what bounds Redis memory); a batch cut short (the
-sender or Redis restarted) is given up after ``abandon_after`` seconds and sent again.
+are registered, the FlowFiles join their connections' queues, and only then are the senders
+acknowledged. A FlowFile whose mark is already in the log (a batch sent again after its
+acknowledgement was lost) is not created again, but is acknowledged. Every entry is acknowledged
+and deleted from the stream once read, so the stream only holds what was not read yet (what
+bounds Redis memory); a batch cut short (the sender or Redis restarted) is given up after
+``abandon_after`` seconds and sent again.
 """
 
 from __future__ import annotations

@@ -1,25 +1,25 @@
 """The sending end of load-balanced connections: one worker per peer node, nothing forgotten early.
 
 Each worker takes batches (up to ``batch_count`` FlowFiles / ``batch_bytes`` of one connection)
-from that peer's remote partition of every load-balanced connection, in turn, and writes them
-to the peer's stream (``engine.balance.wire``), waiting before each entry while the stream
-holds ``stream_cap`` entries. The FlowFiles stay unacknowledged in their partition until the
-peer answers; up to ``window`` batches are in flight at once, and the entries of a batch are
-written in pipelines (one round trip for as many as this node's share of the room left in the
-stream: the room divided among the nodes that may write to it, so that the stream never holds
-more than ``stream_cap`` plus one entry per other sender, as with one XADD at a time). The batches
+from that peer's remote partition of every load-balanced connection, in turn, and writes them to
+the peer's stream (``engine.balance.wire``), waiting before each entry while the stream holds
+``stream_cap`` entries. The FlowFiles stay unacknowledged in their partition until the peer
+answers; up to ``window`` batches are in flight at once, and the entries of a batch are written
+in pipelines (one round trip for as many as this node's share of the room left in the stream:
+the room divided among the nodes that may write to it, so that the stream never holds more than
+``stream_cap`` plus one entry per other sender, as with one XADD at a time). The batches
 accepted by the time the worker looks are then ended together: one WAL transaction of DELETE
 records with the SEND ("Re-distributed for Load-balanced connection") and DROP events as its
 outbox entry (``NodeStorage.commit``), the events registered, then the partitions acknowledged.
 A DELETE transaction that fails records no event: the batch is sent again, and the events are
-recorded once, when its second answer is committed. A refused batch, one not answered within ``ack_timeout``, or one Redis failed to
-take goes to ``on_failure`` (by default back into the same partition) and the peer is left
-alone for ``penalty`` seconds: the batch is sent again later, and the receiver's transfer
-marks keep a batch it had already taken from being taken twice. With ``pins``
-(``engine.balance.pins``) a batch's FlowFiles are pinned to their node before it leaves and
-until its outcome is known, so a batch in doubt is sent again only to that node, never to
-another one (which would deliver it twice). A FlowFile whose content is gone is dropped
-("Content Not Found"). Only reachable peers are sent to.
+recorded once, when its second answer is committed. A refused batch, one not answered within
+``ack_timeout``, or one Redis failed to take goes to ``on_failure`` (by default back into the
+same partition) and the peer is left alone for ``penalty`` seconds: the batch is sent again
+later, and the receiver's transfer marks keep a batch it had already taken from being taken
+twice. With ``pins`` (``engine.balance.pins``) a batch's FlowFiles are pinned to their node
+before it leaves and until its outcome is known, so a batch in doubt is sent again only to that
+node, never to another one (which would deliver it twice). A FlowFile whose content is gone is
+dropped ("Content Not Found"). Only reachable peers are sent to.
 """
 
 from __future__ import annotations

@@ -65,7 +65,8 @@ from engine.provenance.segment import SEGMENT_VERSION
 from engine.provenance.shard import Shard
 from engine.units import format_data_size
 
-__all__ = ["EncodedEvents", "ProvenanceRepository", "ProvenanceStats", "ContentNotAvailableError", "describe_directory"]
+__all__ = ["ContentNotAvailableError", "EncodedEvents", "ProvenanceRepository", "ProvenanceStats",
+           "describe_directory"]
 
 log = logging.getLogger(__name__)
 
