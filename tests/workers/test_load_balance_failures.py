@@ -104,7 +104,9 @@ def test_round_robin_never_sends_a_batch_in_doubt_to_another_node(cluster_factor
     sent to it again, where its transfer marks recognise it."""
     cluster = sender_and_receiver(cluster_factory, dirs, "ROUND_ROBIN", others=(RECEIVER, "n3"),
                                   load_balance_ack_timeout="3 sec")
-    expected = fill_inbox(dirs["inbox"], 60, size=1 << 20)
+    # Enough that the transfer lasts longer than a few status round trips (60 could all cross
+    # between two looks, and the kill then found nothing in flight).
+    expected = fill_inbox(dirs["inbox"], 240, size=1 << 20)
     wait_until(lambda: 0 < queued(cluster, RECEIVER) and queued(cluster, SENDER, "awaiting_transfer_count") > 0, 60,
                "part of the files received and more to send")
     cluster.nodes[RECEIVER].kill()
