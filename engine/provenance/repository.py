@@ -484,10 +484,8 @@ class ProvenanceRepository:
     def _journaled_events(self, event_ids: list[int]) -> dict[int, ProvenanceEvent]:
         """The events among ``event_ids`` still in the journal sets waiting for rollover (their
         frames are kept in memory until then)."""
-        with self._id_lock:
-            sets = [*self._unmerged, *((self._generation,) if self._generation is not None else ())]
         found: dict[int, ProvenanceEvent] = {}
-        for journal_set in sets:
+        for journal_set in self._waiting_sets():
             for frame in list(journal_set.frames):
                 for event_id in event_ids:
                     position = event_id - frame.first_id
@@ -501,12 +499,15 @@ class ProvenanceRepository:
         commit were registered before the node died."""
         wanted = codec.event_from_wire(codec.decode_wire(stored), -1)
         candidates = self.events_mentioning(wanted.flowfile_uuid)
-        with self._id_lock:
-            sets = [*self._unmerged, *((self._generation,) if self._generation is not None else ())]
-        for journal_set in sets:
+        for journal_set in self._waiting_sets():
             for frame in list(journal_set.frames):
                 candidates.extend(codec.event_from_wire(codec.decode_wire(blob), -1) for blob in frame.events)
         return any(event._replace(event_id=-1) == wanted for event in candidates)
+
+    def _waiting_sets(self) -> list[WaitingSet | JournalSet]:
+        """The journal sets whose frames wait in memory for their rollover."""
+        with self._id_lock:
+            return [*self._unmerged, *((self._generation,) if self._generation is not None else ())]
 
     def events_mentioning(self, uuid: str) -> list[ProvenanceEvent]:
         """Every stored event naming ``uuid`` as its FlowFile, a parent or a child, oldest first."""

@@ -3,6 +3,7 @@ node killed between the commit and their registration registers them, once, when
 
 from __future__ import annotations
 
+import errno
 import logging
 import signal
 import subprocess
@@ -14,7 +15,9 @@ import pytest
 
 from engine.provenance.event import ProvenanceEventType
 from engine.storage import NodeStorage
+from engine.testing.faults import FaultPlan
 from engine.wal import snapshot as snapshots
+from engine.wal.log import CommitFailedError
 from tests.engine.session.conftest import Node
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -117,6 +120,21 @@ def test_a_commit_without_events_writes_no_outbox_entry(tmp_path):
         assert storage.flowfiles.wal.next_txn_id == before, "nothing to commit writes nothing"
         Node(storage).seed("q", b"a")
         assert storage.flowfiles.wal.outbox == {}, "settled once registered"
+    finally:
+        storage.close()
+
+
+def test_a_failed_commit_leaves_no_open_key_behind(tmp_path):
+    storage = NodeStorage(tmp_path / "node")
+    storage.open(background=False)
+    try:
+        plan = FaultPlan(fail_at=1, errno=errno.ENOSPC, operations={"write"}, matches="flowfile_repository")
+        with plan.installed(), pytest.raises(CommitFailedError):
+            Node(storage).seed("q", b"a")
+        assert plan.triggered
+        _, still_open = storage.flowfiles.wal.open_outbox_entry()
+        assert still_open == []
+        assert storage.flowfiles.wal.outbox == {}
     finally:
         storage.close()
 

@@ -71,14 +71,6 @@ def test_an_open_entry_survives_replay_past_later_entries_and_a_checkpoint(open_
     assert later[0] > stuck, "keys taken after a restart are higher than the recovered ones"
 
 
-def test_a_failed_commit_leaves_no_open_key_behind(open_repo):
-    repo = open_repo()
-    key, _ = repo.wal.open_outbox_entry()
-    repo.wal.settle_outbox(key)  # what NodeStorage.commit does when the transaction fails
-    _, still_open = repo.wal.open_outbox_entry()
-    assert still_open == []
-
-
 def test_settled_entries_are_left_out_of_the_snapshot(open_repo):
     repo = open_repo()
     kept = commit_entry(repo, b"kept")
