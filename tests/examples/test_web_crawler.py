@@ -6,7 +6,6 @@ import email
 import gzip
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,6 +13,8 @@ from collections import Counter
 from pathlib import Path
 
 from aiosmtpd.controller import Controller
+
+from tests.servers import free_port
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PAGES = {"index.html": "Riverside Data Co-op", "about.html": "About us", "pipeline.html": "Our pipeline",
@@ -29,12 +30,6 @@ class Inbox:
     async def handle_DATA(self, server, session, envelope):
         self.messages.append((list(envelope.rcpt_tos), envelope.content.decode("utf-8", "replace")))
         return "250 OK"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def test_crawler_fetches_each_page_once_mails_mentions_logs_broken_links_and_archives(tmp_path):

@@ -8,7 +8,6 @@ import gzip
 import json
 import os
 import re
-import socket
 import subprocess
 import time
 import urllib.request
@@ -20,14 +19,9 @@ import redis
 
 from engine.cluster.keys import ClusterKeys
 from engine.cluster.records import ClusterView
+from tests.servers import free_port
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture
@@ -51,7 +45,7 @@ def _get(url: str, token: str | None = None):
 
 
 def test_up_runs_the_platform_and_down_stops_it(scratch_database, redis_server, tmp_path):
-    port = _free_port()
+    port = free_port()
     local = tmp_path / "local"
     nodes = ["node-1", "node-2"]
     # A Redis of its own: the node joins the cluster there, and a cluster flow left by another

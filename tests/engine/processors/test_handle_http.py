@@ -21,7 +21,8 @@ from cryptography.x509.oid import ExtendedKeyUsageOID
 from engine.testing import ProcessorTestRunner
 from engine.testing.faults import FaultPlan
 from tests.engine.pki import Identity, Pki, write_pem_keystore
-from tests.engine.processors.web_service import WebService, call, free_port
+from tests.engine.processors.web_service import WebService, call
+from tests.servers import free_port
 
 SSL_SERVICE = "StandardSSLContextService"
 

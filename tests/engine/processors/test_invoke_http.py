@@ -14,6 +14,7 @@ from engine.processors.invoke_http import InvokeHTTP
 from engine.testing import ProcessorTestRunner
 from tests.engine.httpserver import start_server
 from tests.engine.pki import Pki
+from tests.servers import free_port
 
 SSL_SERVICE = "StandardSSLContextService"
 
@@ -412,10 +413,7 @@ def test_read_timeout_routes_to_failure_penalized_with_the_exception(tmp_path, s
 
 
 def test_server_down_routes_to_failure_and_yields(tmp_path):
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()  # nothing listens there now
+    port = free_port()  # nothing listens there
     with make_runner(tmp_path, {"HTTP URL": f"http://127.0.0.1:{port}/"}) as runner:
         runner.enqueue(b"first")
         runner.enqueue(b"second")

@@ -18,16 +18,9 @@ from engine.processors.listen_http import ListenHTTP
 from engine.queue import QueueSettings
 from engine.testing import ProcessorTestRunner
 from tests.engine.pki import Pki
+from tests.servers import free_port
 
 SSL_SERVICE = "StandardSSLContextService"
-
-
-def free_port() -> int:
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
 
 
 def port_is_free(port: int) -> bool:

@@ -5,7 +5,6 @@ those that could not be answered in 'failed'."""
 from __future__ import annotations
 
 import http.client
-import socket
 import ssl
 from pathlib import Path
 from typing import Any, Mapping
@@ -15,14 +14,6 @@ from engine.provenance.query import ProvenanceQuery
 from engine.runtime import FlowController, RuntimeConfig, SystemClock
 from engine.storage import NodeStorage
 from engine.testing.flows import connection, processor, service
-
-
-def free_port() -> int:
-    probe = socket.socket()
-    probe.bind(("127.0.0.1", 0))
-    port = probe.getsockname()[1]
-    probe.close()
-    return port
 
 
 class WebService:

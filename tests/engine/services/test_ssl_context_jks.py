@@ -19,8 +19,9 @@ from engine.storage import NodeStorage
 from engine.testing import ProcessorTestRunner
 from engine.testing.flows import flow, group, service
 from tests.engine.pki import PASSWORD, Pki
-from tests.engine.processors.test_listen_http import free_port, post
+from tests.engine.processors.test_listen_http import post
 from tests.engine.services.test_ssl_context import configure, enabled, handshake, subject_cn
+from tests.servers import free_port
 
 KEY_PASSWORD = "key-secret"
 
