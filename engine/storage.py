@@ -18,6 +18,7 @@ One node per data directory: a ``NodeStorage`` takes the exclusive lock of the d
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 from pathlib import Path
@@ -121,8 +122,9 @@ class NodeStorage:
         node killed in between still registers them, once, when it starts again.
 
         The events ride in the WAL transaction as an outbox entry, settled once they are in
-        the provenance repository; recovery registers every entry the provenance repository
-        does not hold. Returns the id of the first event, or None when there were none or
+        a provenance journal (events the journal refuses wait in its backlog, and are settled
+        when it takes them); recovery registers every entry the provenance repository does
+        not hold. Returns the id of the first event, or None when there were none or
         they could not be registered now. Raises what ``FlowFileRepository.update`` raises
         (nothing is registered then); an event that cannot be registered is logged, never
         raised: the commit stands.
@@ -142,13 +144,11 @@ class NodeStorage:
             wal.settle_outbox(key)
             raise
         try:
-            first_id = provenance.append_encoded(encoded)
+            return provenance.append_encoded(encoded, functools.partial(wal.settle_outbox, key))
         except Exception:
             log.exception("%d provenance event(s) of a commit could not be registered; they are registered "
                           "when the node starts again", len(events))
             return None
-        wal.settle_outbox(key)
-        return first_id
 
     def _register_outbox(self) -> None:
         """Register the events of the outbox entries the provenance repository does not hold."""
@@ -156,12 +156,14 @@ class NodeStorage:
         if not outbox:
             return
         missing = 0
+        settle = self.flowfiles.wal.settle_outbox
         for key, blobs in sorted(outbox.items()):
             if blobs and not self.provenance.holds(blobs[0]):
                 events = [codec.event_from_wire(codec.decode_wire(blob), -1) for blob in blobs]
-                self.provenance.append_events(events)
+                self.provenance.append_encoded(self.provenance.encode(events), functools.partial(settle, key))
                 missing += len(events)
-            self.flowfiles.wal.settle_outbox(key)
+            else:
+                settle(key)
         if missing:
             log.warning("registered %d provenance event(s) of commits made just before the node stopped", missing)
 

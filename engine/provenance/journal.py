@@ -29,7 +29,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import msgpack
 
@@ -39,8 +39,8 @@ from engine.provenance import codec, frames
 from engine.provenance.frames import BadFrame, Frame, encode as encode_frame
 
 __all__ = [
-    "Journal", "JournalSet", "JournalFrame", "JournalDamage", "JournalContents", "encode_frame", "read_journal",
-    "list_journal_sets", "MAGIC", "FRAME_OVERHEAD",
+    "Held", "Journal", "JournalSet", "JournalFrame", "JournalDamage", "JournalContents", "encode_frame", "read_journal",
+    "list_journal_sets", "MAGIC", "FRAME_OVERHEAD", "Settle",
 ]
 
 log = logging.getLogger(__name__)
@@ -65,6 +65,18 @@ class JournalFrame(NamedTuple):
     fragments: Sequence[str] | None
     min_time: int
     max_time: int
+
+
+Settle = Callable[[], None]
+
+
+class Held(NamedTuple):
+    """A batch its journal refused (see ``backlog``): the frame, its encoded bytes, and what to
+    call once it is in a journal or a shard (None: nothing)."""
+
+    frame: JournalFrame
+    data: bytes
+    settle: Settle | None
 
 
 class Journal:
@@ -142,7 +154,7 @@ class JournalSet:
         self.events = 0
         self.bytes = 0
         self.frames: list[JournalFrame] = []
-        self.backlog: list[tuple[JournalFrame, bytes]] = []  # with the encoded frame
+        self.backlog: list[Held] = []
         self.journals = [
             Journal(directory / f"{first_id}.journal.{i}", self, always_sync=always_sync)
             for i in range(count)

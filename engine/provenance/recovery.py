@@ -19,7 +19,9 @@ from engine.damage import Damage, DamageLog, Quarantine
 from engine.provenance import codec
 from engine.provenance.config import ProvenanceConfig
 from engine.provenance.frames import describe_ids
-from engine.provenance.journal import JournalDamage, JournalFrame, JournalSet, list_journal_sets, read_journal
+from engine.provenance.journal import (
+    Held, JournalDamage, JournalFrame, JournalSet, list_journal_sets, read_journal,
+)
 from engine.provenance.shard import Shard, remove_directory
 
 __all__ = ["WaitingSet", "load_shards", "read_journal_sets", "read_id_floor"]
@@ -35,13 +37,13 @@ class WaitingSet:
     paths: list[Path]
     events: int
     bytes: int
-    held: list[JournalFrame]
+    held: list[Held]
 
     @classmethod
     def of(cls, generation: JournalSet) -> WaitingSet:
         """The set a rollover takes from the writers (closed first)."""
-        held = [frame for frame, _ in generation.backlog]
-        return cls(list(generation.frames), generation.paths, generation.events, generation.bytes, held)
+        return cls(list(generation.frames), generation.paths, generation.events, generation.bytes,
+                   list(generation.backlog))
 
 
 def load_shards(shard_dir: Path, config: ProvenanceConfig, damage: DamageLog, quarantine: Quarantine) -> list[Shard]:

@@ -56,7 +56,9 @@ from engine.provenance.backlog import Backlog
 from engine.provenance.config import ProvenanceConfig
 from engine.provenance.event import ProvenanceEvent
 from engine.provenance.index import connect_read_only
-from engine.provenance.journal import FRAME_OVERHEAD, JournalFrame, JournalSet, encode_frame, list_journal_sets
+from engine.provenance.journal import (
+    FRAME_OVERHEAD, JournalFrame, JournalSet, Settle, encode_frame, list_journal_sets,
+)
 from engine.provenance.lineage import LineageGraph, compute_lineage
 from engine.provenance.query import ProvenanceQuery, QueryResult, mentions
 from engine.provenance.recovery import WaitingSet, load_shards, read_id_floor, read_journal_sets
@@ -246,9 +248,14 @@ class ProvenanceRepository:
         return EncodedEvents(codec.encode_events(events), codec.index_fragments(events, self.config.indexed_attributes),
                              min(times), max(times))
 
-    def append_encoded(self, encoded: EncodedEvents) -> int:
+    def append_encoded(self, encoded: EncodedEvents, settle: Settle | None = None) -> int:
         """Journal events made by ``encode`` under the next contiguous ids; return the first id
-        (see ``append_events``)."""
+        (see ``append_events``).
+
+        ``settle`` is called once the events are in a journal: before this returns, or, for a
+        batch held in the backlog, when the backlog writes it or a rollover stores it (or when
+        it is dropped from a full backlog). It is not called when the repository closes first.
+        """
         blobs, fragments, min_time, max_time = encoded
         count = len(blobs)
         payload = codec.encode_record(blobs, min_time, max_time)
@@ -277,7 +284,8 @@ class ProvenanceRepository:
                 try:
                     journal.append(data)
                 except OSError as error:
-                    self.backlog.hold(generation, frame, data, error)
+                    if self.backlog.hold(generation, frame, data, error, settle):
+                        settle = None  # the backlog settles it
                     # A journal that could not be cut back takes no more frames: start a new set.
                     due = due or journal.broken
                 else:
@@ -285,6 +293,8 @@ class ProvenanceRepository:
                     if generation.backlog:
                         self.backlog.write(generation, journal)
             break
+        if settle is not None:
+            settle()
         if due:
             self._request_rollover()
         return first_id

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Sequence
 
 from engine.flowfile import ContentClaim, FlowFile, ResourceClaim
 from engine.wal.serde import UpdateType
@@ -22,7 +22,7 @@ class RepositoryRecord(NamedTuple):
     ``queue_id`` the queue it sits in. ``original_claim`` is the content claim the FlowFile had
     before the change: it is not written to the log, only used to count claimants. ``mark`` is
     the (key, received-at ms) of a TRANSFER_RECEIVED record, or the (key, stored event bytes,
-    lower keys still open) of an OUTBOX record.
+    runs of lower keys still open) of an OUTBOX record.
     """
 
     update_type: UpdateType
@@ -56,7 +56,8 @@ class RepositoryRecord(NamedTuple):
     @classmethod
     def outbox(cls, key: int, events: list[bytes], still_open: list[int]) -> RepositoryRecord:
         """The provenance events of the transaction (their stored bytes), to be registered once
-        it is durable (see ``NodeStorage.commit`` and ``WriteAheadLog.open_outbox_entry``)."""
+        it is durable; ``still_open`` is the runs of lower keys still open (see
+        ``NodeStorage.commit`` and ``WriteAheadLog.open_outbox_entry``)."""
         return cls(UpdateType.OUTBOX, None, mark=(key, events, still_open))
 
 
@@ -97,7 +98,8 @@ class FlowFileRecordSerde:
     entry date, lineage start date, lineage start index, queue date, queue date index,
     penalty expiration], queue, swap location]``; a DELETE is ``[kind, id]``, a SWAP_OUT
     ``[kind, id, queue, swap location]``, a transfer mark ``[kind, key, received-at ms]``, an
-    outbox entry ``[kind, key, [event bytes, ...], [lower keys still open, ...]]`` and a swap-file record ``[kind, location, former]``.
+    outbox entry ``[kind, key, [event bytes, ...], [first, last, ...]]`` (the runs of lower keys
+    still open) and a swap-file record ``[kind, location, former]``.
     The checksum (CRC32 of the content, or nil) came with version 2; version 1 claims have
     three elements and are read with no checksum.
     """
@@ -133,7 +135,7 @@ class FlowFileRecordSerde:
         if kind == _TRANSFER_RECEIVED:
             return RepositoryRecord(kind, None, mark=(wire[1], wire[2]))
         if kind == _OUTBOX:
-            return RepositoryRecord(kind, None, mark=(wire[1], wire[2], frozenset(wire[3])))
+            return RepositoryRecord(kind, None, mark=(wire[1], wire[2], wire[3]))
         return RepositoryRecord(kind, None, swap_location=wire[1], original_swap_location=wire[2])
 
     def record_id(self, record: RepositoryRecord) -> int | None:
@@ -152,7 +154,7 @@ class FlowFileRecordSerde:
     def transfer_mark(self, record: RepositoryRecord) -> tuple[str, int]:
         return record.mark
 
-    def outbox_entry(self, record: RepositoryRecord) -> tuple[int, list[bytes], frozenset[int]]:
+    def outbox_entry(self, record: RepositoryRecord) -> tuple[int, list[bytes], Sequence[int]]:
         return record.mark
 
 

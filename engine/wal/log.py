@@ -15,7 +15,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Generic, Iterable, TypeVar
+from typing import Any, Callable, Generic, Iterable, Sequence, TypeVar
 
 import msgpack
 
@@ -33,6 +33,7 @@ from engine.wal.journal import (
     list_journals,
     parse_journal_name,
 )
+from engine.wal.outbox_keys import OpenKeys, in_runs
 from engine.wal.recovery import REMEDY, RecoveryPlan, plan_recovery
 from engine.wal.serde import SerDe, UpdateType
 from engine.wal.sync_policy import SyncPolicy
@@ -115,10 +116,11 @@ class WriteAheadLog(Generic[R]):
     The outbox (key -> value, from OUTBOX records) holds work due once a transaction is
     durable: take a key with ``open_outbox_entry``, commit the record, do the work, then call
     ``settle_outbox`` (also when the commit failed). An OUTBOX record names the lower keys still
-    open when its key was taken, so applying it drops the entries settled before it: replaying
-    the journals after a crash brings back only the entries open at the end, not every one
-    written since the last checkpoint. An entry whose work was done but not yet settled comes
-    back too: doing the work must be idempotent.
+    open when its key was taken (as runs of consecutive keys), and keys only grow: after
+    replaying the journals, the record of the highest key tells which entries were settled
+    before it, so a crash brings back only the entries open at the end, not every one written
+    since the last checkpoint. An entry whose work was done but not yet settled comes back too:
+    doing the work must be idempotent.
 
     ``update`` appends one transaction and, once it is durable, applies it to the in-memory
     state; ``checkpoint`` writes that state as a snapshot and drops the journals it covers;
@@ -152,7 +154,9 @@ class WriteAheadLog(Generic[R]):
         self.outbox: dict[int, Any] = {}
         self._outbox_lock = threading.Lock()
         self._outbox_keys = itertools.count(time.time_ns())  # unique across restarts
-        self._open_outbox: set[int] = set()  # keys taken and not settled, committed or not
+        self._open_outbox = OpenKeys()  # keys taken and not settled, committed or not
+        # The highest key applied and the runs its record names (what replay prunes by).
+        self._latest_outbox: tuple[int, Sequence[int]] = (-1, ())
         self._clock = clock
         self._committer = GroupCommitter(
             self._write_batch, max_batch=1 if self.sync_policy is SyncPolicy.ALWAYS else None
@@ -226,8 +230,11 @@ class WriteAheadLog(Generic[R]):
         report.records = len(self.records)
         report.swap_locations = len(self.swap_locations)
         report.transfer_marks = len(self.transfer_marks)
+        latest, still_open = self._latest_outbox
+        for key in [key for key in self.outbox if key < latest and not in_runs(still_open, key)]:
+            del self.outbox[key]
         report.outbox = len(self.outbox)
-        self._open_outbox = set(self.outbox)
+        self._open_outbox = OpenKeys(self.outbox)
         self._outbox_keys = itertools.count(max(time.time_ns(), max(self.outbox, default=0) + 1))
 
     def _keep_log_files(self) -> Path:
@@ -289,18 +296,18 @@ class WriteAheadLog(Generic[R]):
             self.transfer_marks[key] = received_at
         elif kind == _OUTBOX:
             key, value, still_open = serde.outbox_entry(record)
-            outbox = self.outbox
             with self._outbox_lock:
-                for k in [k for k in outbox if k < key and k not in still_open]:
-                    del outbox[k]
-                outbox[key] = value
+                self.outbox[key] = value
+                # Only recovery prunes by it: in a running log every entry applied is still open.
+                if key > self._latest_outbox[0]:
+                    self._latest_outbox = (key, still_open)
 
     def open_outbox_entry(self) -> tuple[int, list[int]]:
         """A new outbox key, higher than every key taken before, and the lower keys still open
-        (what an OUTBOX record of that key holds)."""
+        as flat runs ``[first, last, ...]`` (what an OUTBOX record of that key holds)."""
         with self._outbox_lock:
             key = next(self._outbox_keys)
-            still_open = sorted(self._open_outbox)
+            still_open = self._open_outbox.runs()
             self._open_outbox.add(key)
         return key, still_open
 

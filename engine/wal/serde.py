@@ -25,7 +25,7 @@ class UpdateType(IntEnum):
     TRANSFER_RECEIVED = 8
     #: An outbox entry: work to be done once the transaction is durable (the provenance events
     #: of a commit), kept in the log until the doer settles it, and found again by recovery
-    #: when the node died before it was done. It names the entries of lower keys still open
+    #: when the node died before it was done. It names the runs of lower keys still open
     #: when its key was taken: every other lower key was settled by then.
     OUTBOX = 9
 
@@ -62,4 +62,4 @@ class SerDe(Protocol[R]):
         """The (key, received-at ms) a TRANSFER_RECEIVED record names (only asked of those)."""
 
     def outbox_entry(self, record: R) -> tuple[int, Any, Sequence[int]]:
-        """The (key, value, open lower keys) an OUTBOX record holds (only asked of those)."""
+        """The (key, value, runs of open lower keys) an OUTBOX record holds (only asked of those)."""

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import ContextManager
 
 import pytest
 
@@ -28,6 +29,7 @@ CHILD = textwrap.dedent(
     from pathlib import Path
     from engine.storage import NodeStorage
     from tests.engine.session.conftest import Node
+    from tests.engine.test_storage_outbox import refusing_provenance_journals
 
     data_dir, crash = Path(sys.argv[1]), sys.argv[2]
 
@@ -42,10 +44,22 @@ CHILD = textwrap.dedent(
         storage.provenance.append_encoded = die
     elif crash == "before-settling":
         storage.flowfiles.wal.settle_outbox = die
+    elif crash == "provenance-disk-full":
+        with refusing_provenance_journals():
+            for _ in range(4):
+                Node(storage).seed("q", b"a", b"b", b"c")
+            assert storage.provenance.backlog.events == 12
+            die()
     Node(storage).seed("q", b"a", b"b", b"c")
     die()
     """
 )
+
+
+def refusing_provenance_journals() -> ContextManager[FaultPlan]:
+    """While installed, every write to the provenance journals fails with ENOSPC."""
+    return FaultPlan(fail_at=1, errno=errno.ENOSPC, operations={"write"}, matches="provenance_repository/journals",
+                     persistent=True).installed()
 
 
 def run_child(data_dir: Path, crash: str) -> None:
@@ -89,7 +103,7 @@ def test_events_that_could_not_be_registered_wait_in_the_snapshot_for_the_next_s
     storage = NodeStorage(data_dir)
     storage.open(background=False)
 
-    def refuse(encoded):
+    def refuse(encoded, settle=None):
         raise RuntimeError("the provenance repository is not open")
 
     storage.provenance.append_encoded = refuse
@@ -141,3 +155,52 @@ def test_a_failed_commit_leaves_no_open_key_behind(tmp_path):
 
 def snapshot_outbox(data_dir: Path) -> dict:
     return snapshots.read_snapshot(data_dir / "flowfile_repository" / snapshots.SNAPSHOT_NAME).outbox
+
+
+def test_events_held_while_the_provenance_journals_refuse_writes_survive_a_kill(tmp_path):
+    data_dir = tmp_path / "node"
+    run_child(data_dir, "provenance-disk-full")  # four commits, their events held in memory only
+    events = events_per_flowfile(data_dir)
+    assert len(events) == 12
+    assert all(types == [ProvenanceEventType.CREATE] for types in events.values()), events
+
+
+def test_held_events_settle_their_outbox_entries_once_a_journal_or_a_shard_takes_them(tmp_path):
+    storage = NodeStorage(tmp_path / "node")
+    storage.open(background=False)
+    try:
+        wal = storage.flowfiles.wal
+        with refusing_provenance_journals():
+            Node(storage).seed("q", b"a")
+            Node(storage).seed("q", b"b")
+            assert len(wal.outbox) == 2, "held in memory only: the entries stay open"
+            storage.provenance.rollover()  # the shards still take them
+            assert wal.outbox == {}
+            Node(storage).seed("q", b"c")
+            assert len(wal.outbox) == 1
+        Node(storage).seed("q", b"d")  # the disk accepts again: the held batch is written first
+        assert wal.outbox == {}
+        assert storage.provenance.backlog.events == 0
+        storage.provenance.rollover()
+        events = storage.provenance.get_events(range(10))
+        assert [e.event_type for e in events] == [ProvenanceEventType.CREATE] * 4, "each once"
+    finally:
+        storage.close()
+
+
+def test_events_held_when_the_node_stops_are_reported_and_registered_at_the_next_start(tmp_path, caplog):
+    data_dir = tmp_path / "node"
+    storage = NodeStorage(data_dir)
+    storage.open(background=False)
+    refusing = FaultPlan(fail_at=1, errno=errno.ENOSPC, operations={"write"}, matches="provenance_repository",
+                         persistent=True)
+    with refusing.installed():
+        queued = Node(storage).seed("q", b"a", b"b")
+        storage.close()  # the journals and the shards refuse: the held batch never reaches the disk
+    damage = [entry for entry in storage.damage.entries() if entry.kind == "provenance journal"]
+    assert damage and "2 of them stay in the FlowFile repository's outbox" in damage[-1].effect, damage
+    assert len(snapshot_outbox(data_dir)) == 1
+
+    events = events_per_flowfile(data_dir)
+    assert sorted(f.uuid for f in queued) == sorted(events)
+    assert all(types == [ProvenanceEventType.CREATE] for types in events.values()), events

@@ -43,7 +43,7 @@ def test_an_entry_committed_after_a_higher_key_is_not_taken_for_settled(open_rep
     repo = open_repo()
     low, low_open = repo.wal.open_outbox_entry()
     high, high_open = repo.wal.open_outbox_entry()
-    assert high > low and high_open == [low]
+    assert high > low and high_open == [low, low]  # one run, from low to low
     repo.update([RepositoryRecord.outbox(high, [b"high"], high_open)])
     repo.wal.settle_outbox(high)
     repo.update([RepositoryRecord.outbox(low, [b"low"], low_open)])  # journaled after the higher key
@@ -79,3 +79,18 @@ def test_settled_entries_are_left_out_of_the_snapshot(open_repo):
     again = open_repo()
     assert again.wal.outbox == {kept: [b"kept"]}
     assert again.recovered.wal.snapshot_max_txn_id >= 0
+
+
+def test_entries_kept_open_for_long_are_named_by_runs_and_come_back_around_the_settled_ones(open_repo):
+    repo = open_repo()
+    keys = [commit_entry(repo, b"held %d" % i) for i in range(2000)]  # a provenance disk refusing writes
+    settled = set(keys[500:700]) | {keys[1000]}
+    for key in settled:
+        repo.wal.settle_outbox(key)
+    key, still_open = repo.wal.open_outbox_entry()
+    assert still_open == [keys[0], keys[499], keys[700], keys[999], keys[1001], keys[1999]]
+    repo.update([RepositoryRecord.outbox(key, [b"last"], still_open)])
+
+    again = open_repo()
+    expected = {k: [b"held %d" % i] for i, k in enumerate(keys) if k not in settled}
+    assert again.wal.outbox == {**expected, key: [b"last"]}
