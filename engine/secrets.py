@@ -61,8 +61,8 @@ def key_strength_problem(text: str, name: str = "FLOWSITE_SENSITIVE_KEY") -> str
     """Why ``text`` is not a strong enough key (None when it is): production keys are at least
     32 random bytes written as hex (64 characters) or base64 (43 characters, as
     ``secrets.token_urlsafe(32)`` makes them)."""
-    how = (f"generate one with: python -c 'import secrets; print(secrets.token_urlsafe(32))' "
-           f"(or openssl rand -hex 32)")
+    how = ("generate one with: python -c 'import secrets; print(secrets.token_urlsafe(32))' "
+           "(or openssl rand -hex 32)")
     material = _decode_key(text)
     if material is None or len(material) < MINIMUM_KEY_BYTES:
         return (f"{name} must be at least {MINIMUM_KEY_BYTES} random bytes written as hex or base64 "

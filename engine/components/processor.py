@@ -33,7 +33,6 @@ from enum import Enum
 from typing import TYPE_CHECKING, ClassVar, Mapping, Sequence
 
 from engine.components.component import ConfigurableComponent, DynamicProperties
-from engine.components.properties import PropertyDescriptor
 from engine.components.relationships import Relationship
 
 if TYPE_CHECKING:

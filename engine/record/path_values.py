@@ -15,7 +15,6 @@ import re
 import unicodedata
 from datetime import date, datetime, timedelta, timezone, tzinfo
 from decimal import Decimal
-from functools import lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 

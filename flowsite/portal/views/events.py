@@ -20,7 +20,6 @@ from flowsite.cluster import redis as cluster_redis
 from flowsite.flows.access import QUERY_PROVENANCE
 from flowsite.portal.forms.provenance import search_form
 from flowsite.portal.tenancy import current_tenant
-from flowsite.provenance import scope
 from flowsite.provenance.api.events import viewable_event
 from flowsite.provenance.direct import NodeUnavailable
 
