@@ -29,7 +29,6 @@ from engine.content.claims import ResourceClaimManager
 from engine.content.repository import ContentRepository
 from engine.damage import DamageLog, Quarantine
 from engine.lock import DataDirectoryLock
-from engine.provenance import codec
 from engine.provenance.event import ProvenanceEvent
 from engine.provenance.repository import ProvenanceRepository
 from engine.repository.flowfile_repository import FlowFileRepository, RecoveredFlowFiles
@@ -155,13 +154,14 @@ class NodeStorage:
         outbox = self.flowfiles.wal.outbox
         if not outbox:
             return
+        provenance, settle = self.provenance, self.flowfiles.wal.settle_outbox
+        entries = sorted(outbox.items())
+        held = provenance.holding(blobs[0] for _, blobs in entries if blobs)
         missing = 0
-        settle = self.flowfiles.wal.settle_outbox
-        for key, blobs in sorted(outbox.items()):
-            if blobs and not self.provenance.holds(blobs[0]):
-                events = [codec.event_from_wire(codec.decode_wire(blob), -1) for blob in blobs]
-                self.provenance.append_encoded(self.provenance.encode(events), functools.partial(settle, key))
-                missing += len(events)
+        for key, blobs in entries:
+            if blobs and blobs[0] not in held:
+                provenance.append_encoded(provenance.encoded_from_stored(blobs), functools.partial(settle, key))
+                missing += len(blobs)
             else:
                 settle(key)
         if missing:

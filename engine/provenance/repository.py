@@ -248,6 +248,14 @@ class ProvenanceRepository:
         return EncodedEvents(codec.encode_events(events), codec.index_fragments(events, self.config.indexed_attributes),
                              min(times), max(times))
 
+    def encoded_from_stored(self, blobs: Sequence[bytes]) -> EncodedEvents:
+        """Events in stored form again (the bytes of an outbox entry), as ``encode`` made them:
+        registered as they are, they stay byte for byte what ``holding`` finds."""
+        events = [codec.event_from_wire(codec.decode_wire(blob), -1) for blob in blobs]
+        times = [event.event_time for event in events]
+        return EncodedEvents(list(blobs), codec.index_fragments(events, self.config.indexed_attributes),
+                             min(times), max(times))
+
     def append_encoded(self, encoded: EncodedEvents, settle: Settle | None = None) -> int:
         """Journal events made by ``encode`` under the next contiguous ids; return the first id
         (see ``append_events``).
@@ -503,16 +511,27 @@ class ProvenanceRepository:
                         found[event_id] = codec.event_from_wire(codec.decode_wire(frame.events[position]), event_id)
         return found
 
-    def holds(self, stored: bytes) -> bool:
-        """Whether an event equal to the one whose stored bytes (``encode``) are ``stored`` is
-        in the repository, rolled over or not: how recovery tells whether the events of a
-        commit were registered before the node died."""
-        wanted = codec.event_from_wire(codec.decode_wire(stored), -1)
-        candidates = self.events_mentioning(wanted.flowfile_uuid)
-        for journal_set in self._waiting_sets():
-            for frame in list(journal_set.frames):
-                candidates.extend(codec.event_from_wire(codec.decode_wire(blob), -1) for blob in frame.events)
-        return any(event._replace(event_id=-1) == wanted for event in candidates)
+    def holding(self, stored: Iterable[bytes]) -> set[bytes]:
+        """The events among ``stored`` (stored bytes, see ``encode``) that the repository holds,
+        rolled over or not: how recovery tells whether the events of a commit were registered
+        before the node died.
+
+        Events waiting for rollover are matched by their bytes (registration keeps the bytes
+        it is given, and a journal gives them back as written): one pass over the waiting
+        sets, however many are asked. Rolled-over ones are matched field by field, ids aside,
+        among the events naming the same FlowFile.
+        """
+        waiting = {blob for journal_set in self._waiting_sets() for frame in list(journal_set.frames)
+                   for blob in frame.events}
+        found: set[bytes] = set()
+        for blob in stored:
+            if blob in waiting:
+                found.add(blob)
+                continue
+            wanted = codec.event_from_wire(codec.decode_wire(blob), -1)
+            if any(event._replace(event_id=-1) == wanted for event in self.events_mentioning(wanted.flowfile_uuid)):
+                found.add(blob)
+        return found
 
     def _waiting_sets(self) -> list[WaitingSet | JournalSet]:
         """The journal sets whose frames wait in memory for their rollover."""
