@@ -204,3 +204,22 @@ def test_events_held_when_the_node_stops_are_reported_and_registered_at_the_next
     events = events_per_flowfile(data_dir)
     assert sorted(f.uuid for f in queued) == sorted(events)
     assert all(types == [ProvenanceEventType.CREATE] for types in events.values()), events
+
+
+def test_events_still_waiting_for_rollover_at_start_are_found_by_their_bytes(tmp_path):
+    data_dir = tmp_path / "node"
+    run_child(data_dir, "before-settling")  # the events are in a journal, their entry still open
+    refusing_shards = FaultPlan(fail_at=1, errno=errno.ENOSPC, operations={"write", "mkdir", "open"},
+                                matches="provenance_repository/shards", persistent=True)
+    storage = NodeStorage(data_dir)
+    try:
+        with refusing_shards.installed():
+            recovered = storage.open(background=False)  # the journals cannot be rolled over: they wait
+            assert refusing_shards.triggered
+            assert storage.flowfiles.wal.outbox == {}, "found waiting, so settled and not registered again"
+        storage.provenance.rollover()
+        for flowfile in recovered.queues["q"]:
+            assert [e.event_type for e in storage.provenance.events_mentioning(flowfile.uuid)] == \
+                [ProvenanceEventType.CREATE]
+    finally:
+        storage.close()
