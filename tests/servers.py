@@ -20,30 +20,29 @@ def stop_process(process: subprocess.Popen | None, timeout: float = 10) -> None:
             process.wait()
 
 
-_EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
 _handed_out: set[int] = set()
 
 
-def _ephemeral_ports() -> range:
+def _first_ephemeral_port() -> int:
     try:
-        low, high = map(int, _EPHEMERAL_RANGE.read_text().split())
-    except (OSError, ValueError):
-        low, high = 32768, 60999
-    return range(low, high + 1)
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
 
 
 def free_port() -> int:
-    """A TCP port nothing is bound to right now, outside the kernel's ephemeral range.
+    """A TCP port nothing is bound to right now, below the kernel's ephemeral range.
 
-    A port the kernel handed out for ``bind(0)`` comes from the same range it takes the local
+    A port the kernel hands out for ``bind(0)`` comes from the range it also takes the local
     ports of outgoing connections from, so in a suite full of clients another process's
     connection could take it before the test's server binds it (EADDRINUSE). Ports below that
     range are only ever taken by a bind, and this process never hands out the same one twice.
     """
-    ephemeral = _ephemeral_ports()
-    candidates = [port for port in range(10000, 65536) if port not in ephemeral and port not in _handed_out]
-    random.shuffle(candidates)
-    for port in candidates:
+    limit = max(_first_ephemeral_port(), 10001)
+    for _ in range(1000):
+        port = random.randrange(10000, limit)
+        if port in _handed_out:
+            continue
         with socket.socket() as probe:
             try:
                 probe.bind(("0.0.0.0", port))
@@ -51,7 +50,7 @@ def free_port() -> int:
                 continue
         _handed_out.add(port)
         return port
-    raise RuntimeError("no free TCP port outside the ephemeral range")
+    raise RuntimeError("no free TCP port below the ephemeral range after 1,000 tries")
 
 
 class RedisServer:

@@ -241,20 +241,19 @@ class ProvenanceRepository:
 
     def encode(self, events: Sequence[ProvenanceEvent]) -> EncodedEvents:
         """``events`` (at least one) in their stored form, ready for ``append_encoded``."""
-        times = [event.event_time for event in events]
-        # The index fragments are made now, while the events are in the processor's cache: the
-        # rollover would read them back from memory, and keeping them alive until then
-        # burdens the collector.
-        return EncodedEvents(codec.encode_events(events), codec.index_fragments(events, self.config.indexed_attributes),
-                             min(times), max(times))
+        return self._encoded(events, codec.encode_events(events))
 
     def encoded_from_stored(self, blobs: Sequence[bytes]) -> EncodedEvents:
         """Events in stored form again (the bytes of an outbox entry), as ``encode`` made them:
         registered as they are, they stay byte for byte what ``holding`` finds."""
-        events = [codec.event_from_wire(codec.decode_wire(blob), -1) for blob in blobs]
+        return self._encoded([codec.event_from_wire(codec.decode_wire(blob), -1) for blob in blobs], list(blobs))
+
+    def _encoded(self, events: Sequence[ProvenanceEvent], blobs: list[bytes]) -> EncodedEvents:
         times = [event.event_time for event in events]
-        return EncodedEvents(list(blobs), codec.index_fragments(events, self.config.indexed_attributes),
-                             min(times), max(times))
+        # The index fragments are made now, while the events are in the processor's cache: the
+        # rollover would read them back from memory, and keeping them alive until then
+        # burdens the collector.
+        return EncodedEvents(blobs, codec.index_fragments(events, self.config.indexed_attributes), min(times), max(times))
 
     def append_encoded(self, encoded: EncodedEvents, settle: Settle | None = None) -> int:
         """Journal events made by ``encode`` under the next contiguous ids; return the first id

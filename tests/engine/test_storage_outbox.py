@@ -10,7 +10,6 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import ContextManager
 
 import pytest
 
@@ -29,7 +28,7 @@ CHILD = textwrap.dedent(
     from pathlib import Path
     from engine.storage import NodeStorage
     from tests.engine.session.conftest import Node
-    from tests.engine.test_storage_outbox import refusing_provenance_journals
+    from tests.engine.test_storage_outbox import refusing_writes
 
     data_dir, crash = Path(sys.argv[1]), sys.argv[2]
 
@@ -45,7 +44,7 @@ CHILD = textwrap.dedent(
     elif crash == "before-settling":
         storage.flowfiles.wal.settle_outbox = die
     elif crash == "provenance-disk-full":
-        with refusing_provenance_journals():
+        with refusing_writes("provenance_repository/journals").installed():
             for _ in range(4):
                 Node(storage).seed("q", b"a", b"b", b"c")
             assert storage.provenance.backlog.events == 12
@@ -56,10 +55,10 @@ CHILD = textwrap.dedent(
 )
 
 
-def refusing_provenance_journals() -> ContextManager[FaultPlan]:
-    """While installed, every write to the provenance journals fails with ENOSPC."""
-    return FaultPlan(fail_at=1, errno=errno.ENOSPC, operations={"write"}, matches="provenance_repository/journals",
-                     persistent=True).installed()
+def refusing_writes(under: str, operations: frozenset[str] = frozenset({"write"})) -> FaultPlan:
+    """A plan under which every one of ``operations`` on a path holding ``under`` fails with
+    ENOSPC, as on a full disk (install it)."""
+    return FaultPlan(fail_at=1, errno=errno.ENOSPC, operations=operations, matches=under, persistent=True)
 
 
 def run_child(data_dir: Path, crash: str) -> None:
@@ -170,7 +169,7 @@ def test_held_events_settle_their_outbox_entries_once_a_journal_or_a_shard_takes
     storage.open(background=False)
     try:
         wal = storage.flowfiles.wal
-        with refusing_provenance_journals():
+        with refusing_writes("provenance_repository/journals").installed():
             Node(storage).seed("q", b"a")
             Node(storage).seed("q", b"b")
             assert len(wal.outbox) == 2, "held in memory only: the entries stay open"
@@ -188,13 +187,11 @@ def test_held_events_settle_their_outbox_entries_once_a_journal_or_a_shard_takes
         storage.close()
 
 
-def test_events_held_when_the_node_stops_are_reported_and_registered_at_the_next_start(tmp_path, caplog):
+def test_events_held_when_the_node_stops_are_reported_and_registered_at_the_next_start(tmp_path):
     data_dir = tmp_path / "node"
     storage = NodeStorage(data_dir)
     storage.open(background=False)
-    refusing = FaultPlan(fail_at=1, errno=errno.ENOSPC, operations={"write"}, matches="provenance_repository",
-                         persistent=True)
-    with refusing.installed():
+    with refusing_writes("provenance_repository").installed():
         queued = Node(storage).seed("q", b"a", b"b")
         storage.close()  # the journals and the shards refuse: the held batch never reaches the disk
     damage = [entry for entry in storage.damage.entries() if entry.kind == "provenance journal"]
@@ -209,8 +206,7 @@ def test_events_held_when_the_node_stops_are_reported_and_registered_at_the_next
 def test_events_still_waiting_for_rollover_at_start_are_found_by_their_bytes(tmp_path):
     data_dir = tmp_path / "node"
     run_child(data_dir, "before-settling")  # the events are in a journal, their entry still open
-    refusing_shards = FaultPlan(fail_at=1, errno=errno.ENOSPC, operations={"write", "mkdir", "open"},
-                                matches="provenance_repository/shards", persistent=True)
+    refusing_shards = refusing_writes("provenance_repository/shards", frozenset({"write", "mkdir", "open"}))
     storage = NodeStorage(data_dir)
     try:
         with refusing_shards.installed():
