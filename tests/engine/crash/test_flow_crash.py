@@ -22,11 +22,13 @@ from pathlib import Path
 import pytest
 
 from engine.testing.flows import connection, flow, funnel, processor
+from tests.engine.node_process import NodeProcess
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 SEED = int(os.environ.get("CRASH_SEED", "20261123"))
 FILES = 600
 KILLS = 8
+RUNNING = r": running \S+ from "
 
 
 def make_inputs(directory: Path, rng: random.Random) -> dict[str, str]:
@@ -59,11 +61,8 @@ def write_flow(path: Path, inputs: Path, outputs: Path) -> None:
     path.write_text(json.dumps(document))
 
 
-def start(flow_file: Path, data_dir: Path, log: Path) -> subprocess.Popen:
-    handle = open(log, "a")
-    return subprocess.Popen([sys.executable, "-m", "engine", "run", "--flow", str(flow_file), "--data-dir",
-                             str(data_dir), "--status-interval", "0.5"], cwd=REPO_ROOT, stdout=handle,
-                            stderr=subprocess.STDOUT)
+def start(flow_file: Path, data_dir: Path, log: Path) -> NodeProcess:
+    return NodeProcess(log, "--flow", str(flow_file), "--data-dir", str(data_dir), "--status-interval", "0.5")
 
 
 def inspect(data_dir: Path) -> str:
@@ -80,20 +79,21 @@ def test_no_flowfile_is_lost_and_every_output_is_whole_across_sigkills(tmp_path)
     digests = make_inputs(inputs, rng)
     flow_file = tmp_path / "flow.json"
     write_flow(flow_file, inputs, outputs)
-    log = tmp_path / "node.log"
     kills = 0
     while kills < KILLS:
-        node = start(flow_file, data_dir, log)
-        time.sleep(rng.uniform(1.2, 2.5))
-        if node.poll() is not None:
-            pytest.fail(f"the node stopped on its own:\n{log.read_text()[-3000:]}")
-        node.send_signal(signal.SIGKILL)
-        node.wait()
+        node = start(flow_file, data_dir, tmp_path / f"node-{kills}.log")
+        # The clock starts once the node runs: started from process launch, a slow machine's first
+        # kill could land before the node had created its data directory, leaving nothing to inspect.
+        node.wait_for(RUNNING)
+        time.sleep(rng.uniform(0.2, 1.5))
+        if node.process.poll() is not None:
+            pytest.fail(f"the node stopped on its own:\n{node.output()[-3000:]}")
+        node.kill()
         kills += 1
         inspect(data_dir)
         if kills == KILLS // 2:
             assert any(inputs.iterdir()), "the inputs ran out before half of the kills: the test kills idle nodes"
-    node = start(flow_file, data_dir, log)
+    node = start(flow_file, data_dir, tmp_path / "node-last.log")
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
@@ -102,8 +102,8 @@ def test_no_flowfile_is_lost_and_every_output_is_whole_across_sigkills(tmp_path)
             time.sleep(0.2)
         time.sleep(1.0)
     finally:
-        node.send_signal(signal.SIGTERM)
-        assert node.wait(timeout=60) == 0, log.read_text()[-3000:]
+        node.wait_for(RUNNING)  # SIGTERM stops a node cleanly once it has started
+        assert node.stop(signal.SIGTERM) == 0, node.output()[-3000:]
     assert not any(inputs.iterdir()), "some input files were never picked up"
     assert _written(outputs) == set(digests), "some files never reached the output"
     for name, digest in digests.items():
