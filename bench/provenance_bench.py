@@ -9,11 +9,17 @@ each with a SEND and a DROP sharing its attribute mapping, component and time, a
 commit of PutFile makes them. Query latency is measured over a repository loaded with N events
 (10,000,000 by default) spread over several shards. Data goes to ``.data/bench`` and is
 deleted afterwards.
+
+``--index-ceiling`` also measures ingest with the shard index's rows left out, then with the
+index fragments left out too (in this process only: the repository then answers no query).
+Those are the ceilings of any faster index: what registering, journaling, segment writing and
+compression cost without it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import random
 import shutil
@@ -21,7 +27,7 @@ import statistics
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
 import msgpack
 
@@ -33,6 +39,8 @@ from engine.provenance import (
     ProvenanceEventType,
     ProvenanceQuery,
     ProvenanceRepository,
+    codec,
+    index,
 )
 
 BATCH = 10
@@ -189,6 +197,33 @@ def measure_ingest(label: str, batches: Sequence[Sequence[ProvenanceEvent]], roo
                rate, f">= {INGEST_RATIO} x raw", ratio >= INGEST_RATIO)
 
 
+@contextlib.contextmanager
+def without_index(fragments: bool) -> Iterator[None]:
+    """Leave out the shard index's rows (and, with ``fragments``, the index fragments too: every
+    event gets one constant fragment) while the block runs."""
+    insert, index_fragments = index.insert, codec.index_fragments
+    blank = f"{0:20d}{'CREATE':20}{0:20d}{0:8d}"
+    index.insert = lambda conn, ids, fragments: None
+    if fragments:
+        codec.index_fragments = lambda events, indexed_attributes: [blank] * len(events)
+    try:
+        yield
+    finally:
+        index.insert, codec.index_fragments = insert, index_fragments
+
+
+def measure_ceiling(label: str, batches: Sequence[Sequence[ProvenanceEvent]], root: Path) -> None:
+    """Print the ingest figures of ``batches`` from one thread without the index's rows, then
+    without its fragments too, each beside the raw figure of the same run."""
+    raw, raw_cpu = max(raw_rate(batches, root / "raw"), raw_rate(batches, root / "raw"))
+    print(f"ingest ceiling, {label}: raw {raw:,.0f} events/s (cpu {raw_cpu:.2f} us/ev)")
+    for name, fragments in (("without the index rows", False), ("without the index rows and fragments", True)):
+        with without_index(fragments):
+            rate, cpu = sustained_rate(batches, root / "ceiling", 1)
+        report(f"1 thread, {name} (raw ratio {rate / raw:.2f}, cpu {cpu:.2f} us/ev)", rate,
+               f">= {INGEST_RATIO} x raw", rate / raw >= INGEST_RATIO)
+
+
 def load(repo: ProvenanceRepository, total: int, timeline: Timeline) -> float:
     """Fill ``repo`` with ``total`` generated events from two threads; return events/s."""
     start = time.perf_counter()
@@ -225,6 +260,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=10_000_000, help="events loaded for the query figures")
     parser.add_argument("--ingest-events", type=int, default=500_000, help="events per ingest measurement")
+    parser.add_argument("--index-ceiling", action="store_true",
+                        help="also measure ingest without the index's rows, then without its fragments too")
     args = parser.parse_args(argv)
     root = Path(".data/bench").resolve()
     shutil.rmtree(root, ignore_errors=True)
@@ -236,6 +273,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         measure_ingest("batches of 10", plain_batches(pool_size, Timeline(pool_size, 1.0)), root)
         measure_ingest(f"flow-shaped batches of {FLOW_FLOWFILES} FlowFiles x (SEND, DROP)",
                        flow_batches(pool_size, Timeline(pool_size, 1.0)), root)
+        if args.index_ceiling:
+            measure_ceiling("batches of 10", plain_batches(pool_size, Timeline(pool_size, 1.0)), root)
+            measure_ceiling("flow-shaped", flow_batches(pool_size, Timeline(pool_size, 1.0)), root)
 
         config = ProvenanceConfig(max_storage_size=1 << 40, max_storage_time=7 * 86400.0, rollover_size=16 << 20)
         timeline = Timeline(args.events, 10.0)
