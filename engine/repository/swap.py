@@ -48,7 +48,7 @@ import uuid
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 from urllib.parse import quote, unquote
 
 import msgpack
@@ -444,18 +444,24 @@ class SwapManager:
             self._remove(self.path(location))
         return contents.flowfiles
 
-    def delete(self, location: str, contents: SwapContents | None = None) -> SwapContents:
+    def delete(self, location: str, contents: SwapContents | None = None, *,
+               log_update: Callable[[list[RepositoryRecord]], object] | None = None) -> SwapContents:
         """Remove a swap file whose FlowFiles leave the node (a dropped queue): log it, give up
         its claimants, delete the file (a damaged one goes to the quarantine).
 
         ``contents`` is what the caller already read of it. Returns what could be read.
-        Raises ``OSError`` when the log refuses the update: then nothing changed.
+        ``log_update`` writes the deletion's records durably in place of the repository's own
+        update (the caller's commit, which records the FlowFiles' DROP events in the same
+        transaction). Raises ``OSError`` when the log refuses the update: then nothing changed.
         """
         if contents is None:
             contents = self.read(location)
         summary = self._summaries.get(location) or contents.summary
-        self.repository.update([RepositoryRecord(UpdateType.SWAP_FILE_DELETED, None, swap_location=location)],
-                               force_sync=True)
+        records = [RepositoryRecord(UpdateType.SWAP_FILE_DELETED, None, swap_location=location)]
+        if log_update is None:
+            self.repository.update(records, force_sync=True)
+        else:
+            log_update(records)
         self._summaries.pop(location, None)
         self._give_up(summary, [])
         if contents.damage:

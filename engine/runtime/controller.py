@@ -14,6 +14,7 @@ and call ``on_change`` so the caller can persist it.
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 import time
@@ -541,9 +542,10 @@ class FlowController:
                 # queue's own figures for the rest (the swap manager reports the damage).
                 contents = swap.read(swap_file.location)
                 now = int(self.clock.time() * 1000)
-                self.storage.provenance.register_events([_drop_event(f, identifier, details, now)
-                                                         for f in contents.flowfiles])
-                swap.delete(swap_file.location, contents)
+                drops = [_drop_event(f, identifier, details, now) for f in contents.flowfiles]
+                # The events ride in the deletion's transaction: recorded if and only if it stands.
+                swap.delete(swap_file.location, contents,
+                            log_update=functools.partial(self.storage.commit, events=drops, force_sync=True))
                 swapped.pop(0)
                 queue.acknowledge_counts(swap_file.count, swap_file.bytes)
                 dropped += swap_file.count

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 import pytest
 
 from engine.components import ControllerService, PropertyDescriptor
@@ -11,6 +13,7 @@ from engine.provenance.query import ProvenanceQuery
 from engine.runtime import ComponentStateError, FlowController, ManualClock, RuntimeConfig
 from engine.session import ProcessSession, SessionComponent
 from engine.storage import NodeStorage
+from engine.testing.faults import FaultPlan
 from engine.testing.flows import connection, flow, funnel, group, port, processor, service
 from tests.engine.runtime.conftest import Tick
 from tests.engine.runtime.test_scheduling import seed
@@ -71,6 +74,33 @@ def test_drop_queue_empties_memory_and_swap_files_with_drop_events(make_controll
     assert len(drops) == 130 and {d.details for d in drops} == {"FlowFile Queue emptied by alice"}
     assert not controller.storage.flowfiles.swap_locations
     assert controller.storage.verify().ok
+
+
+def test_drop_events_of_swapped_flowfiles_ride_in_the_swap_files_deletion(make_controller):
+    """With the provenance disk full, the DROP events wait in the FlowFile repository's outbox
+    with each swap file's deletion: a node stopped then still records every one at its next
+    start (registered beside the deletion, the swapped FlowFiles' events were lost)."""
+    document = flow(processors=[processor("src", "Tick", {"Emit": "true"}, state="ENABLED"),
+                                processor("dst", "Pass", state="ENABLED", auto_terminate=["success"])],
+                    connections=[connection("q", "src", "dst", backPressureObjectThreshold=0)])
+    controller = make_controller(document, config=RuntimeConfig(swap_threshold=50, swap_batch_size=20))
+    seed(controller, "q", 130)
+    assert controller.queue("q").size().swap_files >= 4
+    full = FaultPlan(fail_at=1, errno=errno.ENOSPC, operations={"write"}, matches="provenance_repository",
+                     persistent=True)
+    with full.installed():
+        assert controller.drop_queue("q", requester="alice").count == 130
+        controller.shutdown(timeout=2)
+        controller.storage.close()
+    storage = NodeStorage(controller.storage.data_dir)
+    try:
+        recovered = storage.open(background=False)
+        assert not recovered.queues.get("q") and not storage.flowfiles.swap_locations
+        storage.provenance.rollover()
+        drops = storage.provenance.query(ProvenanceQuery(limit=10_000, event_type=E.DROP)).events
+        assert len(drops) == 130 and len({d.flowfile_uuid for d in drops}) == 130
+    finally:
+        storage.close()
 
 
 def test_expired_flowfiles_are_swept_with_expire_events(make_controller):
