@@ -401,6 +401,13 @@ class _Receiver:
                     return
             time.sleep(0.05)
         self.abandoned = True
+        with self._lock:
+            live = list(self._live)
+        # Answered here, not when each request's thread next looks: the listener cuts the
+        # connections still open after its own grace, which could fall between a 503's head
+        # and its body.
+        for exchange in live:
+            exchange.refuse(503, "Service Unavailable: HandleHttpRequest stopped")
 
     # -- the processor's tasks ------------------------------------------------------------------
 
