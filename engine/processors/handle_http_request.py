@@ -252,6 +252,9 @@ class HandleHttpRequest(Processor):
         self._listener = None
 
 
+_STOPPED = "Service Unavailable: HandleHttpRequest stopped"
+
+
 class _Exchange(HttpExchange):
     """A request waiting in its connection's thread for its answer."""
 
@@ -315,7 +318,7 @@ class _Exchange(HttpExchange):
         deadline = time.monotonic() + receiver.context_map.request_timeout
         while not self._done.wait(0.5):
             if receiver.abandoned:
-                self.refuse(503, "Service Unavailable: HandleHttpRequest stopped")
+                self.refuse(503, _STOPPED)
             elif time.monotonic() > deadline and self._claim_untaken():
                 self._answer(503, "Service Unavailable: Timeout occurred")
 
@@ -407,7 +410,7 @@ class _Receiver:
         # connections still open after its own grace, which could fall between a 503's head
         # and its body.
         for exchange in live:
-            exchange.refuse(503, "Service Unavailable: HandleHttpRequest stopped")
+            exchange.refuse(503, _STOPPED)
 
     # -- the processor's tasks ------------------------------------------------------------------
 

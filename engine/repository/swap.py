@@ -39,6 +39,7 @@ the file and the log stay as they were and the caller may retry.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -457,11 +458,8 @@ class SwapManager:
         if contents is None:
             contents = self.read(location)
         summary = self._summaries.get(location) or contents.summary
-        records = [RepositoryRecord(UpdateType.SWAP_FILE_DELETED, None, swap_location=location)]
-        if log_update is None:
-            self.repository.update(records, force_sync=True)
-        else:
-            log_update(records)
+        log_update = log_update or functools.partial(self.repository.update, force_sync=True)
+        log_update([RepositoryRecord(UpdateType.SWAP_FILE_DELETED, None, swap_location=location)])
         self._summaries.pop(location, None)
         self._give_up(summary, [])
         if contents.damage:
