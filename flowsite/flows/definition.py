@@ -202,10 +202,13 @@ class _Exporter:
         document["inputPorts"] = sorted((self.port(p, ident) for p in ports if p.kind == Kind.INPUT_PORT), key=by_ident)
         document["outputPorts"] = sorted((self.port(p, ident) for p in ports if p.kind == Kind.OUTPUT_PORT),
                                          key=by_ident)
+        # Endpoints and their groups come in queries of their own: one query joining them all is
+        # planned from statistics that can be far off (a test's transaction, a bulk import) and then
+        # crosses every component with every other, seconds per export.
         document["connections"] = sorted(
             (self.connection(c, ident) for c in
-             Connection.objects.filter(parent=group).order_by(*_ORDER).select_related("source", "destination",
-                                                                    "source__parent", "destination__parent")),
+             Connection.objects.filter(parent=group).order_by(*_ORDER).prefetch_related(
+                 "source__parent", "destination__parent")),
             key=by_ident)
         document["processGroups"] = sorted((self.group(child, ident) for child in
                                             ProcessGroup.objects.filter(parent=group).order_by(*_ORDER)
