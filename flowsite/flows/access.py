@@ -146,16 +146,32 @@ def _permission(model, codename: str) -> Permission:
     return Permission.objects.get(content_type=ContentType.objects.get_for_model(model), codename=codename)
 
 
-def grant(component: Component, action: str, *, user=None, group=None) -> None:
-    """Give ``user`` or ``group`` the component policy ``action`` on ``component``."""
-    if action not in COMPONENT_ACTIONS:
-        raise ValueError(f"unknown component action {action!r}")
-    permission = _permission(Component, action)
+def _permissions(model, kind: str, codenames: tuple[str, ...], known: tuple[str, ...]) -> list[Permission]:
+    unknown = [codename for codename in codenames if codename not in known]
+    if unknown:
+        raise ValueError(f"unknown {kind} action {unknown[0]!r}")
+    if not codenames:
+        return []
+    permissions = list(Permission.objects.filter(content_type=ContentType.objects.get_for_model(model),
+                                                 codename__in=codenames))
+    missing = set(codenames) - {permission.codename for permission in permissions}
+    if missing:
+        raise Permission.DoesNotExist(f"no permission {sorted(missing)[0]!r}: run the migrations")
+    return permissions
+
+
+def grant(component: Component, *actions: str, user=None, group=None) -> None:
+    """Give ``user`` or ``group`` the component policies ``actions`` on ``component`` (those held
+    already stay as they are)."""
+    permissions = _permissions(Component, "component", actions, COMPONENT_ACTIONS)
     if user is not None:
-        ComponentUserPermission.objects.get_or_create(content_object=component.base, user=user, permission=permission)
+        ComponentUserPermission.objects.bulk_create(
+            [ComponentUserPermission(content_object=component.base, user=user, permission=p) for p in permissions],
+            ignore_conflicts=True)
     if group is not None:
-        ComponentGroupPermission.objects.get_or_create(content_object=component.base, group=group,
-                                                       permission=permission)
+        ComponentGroupPermission.objects.bulk_create(
+            [ComponentGroupPermission(content_object=component.base, group=group, permission=p) for p in permissions],
+            ignore_conflicts=True)
 
 
 def revoke(component: Component, action: str, *, user=None, group=None) -> None:
@@ -168,15 +184,18 @@ def revoke(component: Component, action: str, *, user=None, group=None) -> None:
                                                 permission=permission).delete()
 
 
-def grant_global(tenant: Tenant, action: str, *, user=None, group=None) -> None:
-    """Give ``user`` or ``group`` the global policy ``action`` of ``tenant``."""
-    if action not in GLOBAL_ACTIONS:
-        raise ValueError(f"unknown global action {action!r}")
-    permission = _permission(Tenant, action)
+def grant_global(tenant: Tenant, *actions: str, user=None, group=None) -> None:
+    """Give ``user`` or ``group`` the global policies ``actions`` of ``tenant`` (those held
+    already stay as they are)."""
+    permissions = _permissions(Tenant, "global", actions, GLOBAL_ACTIONS)
     if user is not None:
-        TenantUserPermission.objects.get_or_create(content_object=tenant, user=user, permission=permission)
+        TenantUserPermission.objects.bulk_create(
+            [TenantUserPermission(content_object=tenant, user=user, permission=p) for p in permissions],
+            ignore_conflicts=True)
     if group is not None:
-        TenantGroupPermission.objects.get_or_create(content_object=tenant, group=group, permission=permission)
+        TenantGroupPermission.objects.bulk_create(
+            [TenantGroupPermission(content_object=tenant, group=group, permission=p) for p in permissions],
+            ignore_conflicts=True)
 
 
 #: The lists of a flow document's group that hold components other than groups.

@@ -31,8 +31,5 @@ def make_administrator(tenant: Tenant, user) -> None:
     """Make ``user`` a member of ``tenant`` holding every global policy and every policy on the
     root group (and so, by inheritance, on the whole flow)."""
     Membership.objects.get_or_create(tenant=tenant, user=user)
-    for action in access.GLOBAL_ACTIONS:
-        access.grant_global(tenant, action, user=user)
-    root = root_group(tenant)
-    for action in access.COMPONENT_ACTIONS:
-        access.grant(root, action, user=user)
+    access.grant_global(tenant, *access.GLOBAL_ACTIONS, user=user)
+    access.grant(root_group(tenant), *access.COMPONENT_ACTIONS, user=user)

@@ -41,10 +41,8 @@ class TenantWorld:
         username = username or f"user{next(_numbers)}"
         user = get_user_model().objects.create_user(username, password="correct horse battery staple")
         Membership.objects.create(tenant=self.tenant, user=user)
-        for action in global_policies:
-            access.grant_global(self.tenant, action, user=user)
-        for action in root_policies:
-            access.grant(self.root, action, user=user)
+        access.grant_global(self.tenant, *global_policies, user=user)
+        access.grant(self.root, *root_policies, user=user)
         return user
 
     def admin(self, username: str | None = None):

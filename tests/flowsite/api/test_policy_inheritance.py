@@ -9,8 +9,8 @@ import pytest
 
 from flowsite.flows import access
 from flowsite.flows.access import MODIFY, OPERATE, VIEW
-from flowsite.flows.models import ProcessGroup, Processor
-from flowsite.tenancy.models import TenantGroup
+from flowsite.flows.models import ComponentUserPermission, ProcessGroup, Processor
+from flowsite.tenancy.models import TenantGroup, TenantUserPermission
 from tests.flowsite.api.support import API, assert_error
 from tests.flowsite.conftest import token_client
 
@@ -130,3 +130,19 @@ def test_permissions_in_answers_follow_the_inherited_policies(tenant_a, tree):
         ("inner", {"canRead": True, "canWrite": False, "canOperate": False})]
     outer = client.get(f"{API}process-groups/{tree['outer'].pk}").json()
     assert outer["permissions"] == {"canRead": True, "canWrite": True, "canOperate": True}
+
+
+def test_granting_several_policies_at_once_keeps_those_already_held_and_refuses_unknown_ones(tenant_a, tree):
+    user = tenant_a.member(root_policies=(VIEW,))
+    access.grant(tree["root"], VIEW, MODIFY, OPERATE, user=user)
+    access.grant_global(tenant_a.tenant, access.VIEW_FLOW, access.VIEW_FLOW, user=user)
+    held = access.TenantAccess(user, tenant_a.tenant)
+    assert {a for a in (VIEW, MODIFY, OPERATE, access.VIEW_DATA) if held.can(tree["root"], a)} == {VIEW, MODIFY, OPERATE}
+    assert ComponentUserPermission.objects.filter(user=user).count() == 3
+    assert TenantUserPermission.objects.filter(user=user).count() == 1
+    with pytest.raises(ValueError, match="unknown component action 'view_flow'"):
+        access.grant(tree["root"], MODIFY, access.VIEW_FLOW, user=user)
+    with pytest.raises(ValueError, match="unknown global action 'view_component'"):
+        access.grant_global(tenant_a.tenant, access.VIEW_FLOW, VIEW, user=user)
+    assert ComponentUserPermission.objects.filter(user=user).count() == 3
+    assert TenantUserPermission.objects.filter(user=user).count() == 1
