@@ -142,10 +142,6 @@ class TenantAccess:
         return None
 
 
-def _permission(model, codename: str) -> Permission:
-    return Permission.objects.get(content_type=ContentType.objects.get_for_model(model), codename=codename)
-
-
 def _permissions(model, kind: str, codenames: tuple[str, ...], known: tuple[str, ...]) -> list[Permission]:
     unknown = [codename for codename in codenames if codename not in known]
     if unknown:
@@ -160,28 +156,21 @@ def _permissions(model, kind: str, codenames: tuple[str, ...], known: tuple[str,
     return permissions
 
 
+def _hold(table, holder: dict, target, permissions: list[Permission]) -> None:
+    """Rows of ``table`` giving ``holder`` (``{"user": u}`` or ``{"group": g}``) each permission on
+    ``target``, in one insert that keeps the rows already there (guardian's unique constraint)."""
+    table.objects.bulk_create([table(content_object=target, permission=p, **holder) for p in permissions],
+                              ignore_conflicts=True)
+
+
 def grant(component: Component, *actions: str, user=None, group=None) -> None:
     """Give ``user`` or ``group`` the component policies ``actions`` on ``component`` (those held
     already stay as they are)."""
     permissions = _permissions(Component, "component", actions, COMPONENT_ACTIONS)
     if user is not None:
-        ComponentUserPermission.objects.bulk_create(
-            [ComponentUserPermission(content_object=component.base, user=user, permission=p) for p in permissions],
-            ignore_conflicts=True)
+        _hold(ComponentUserPermission, {"user": user}, component.base, permissions)
     if group is not None:
-        ComponentGroupPermission.objects.bulk_create(
-            [ComponentGroupPermission(content_object=component.base, group=group, permission=p) for p in permissions],
-            ignore_conflicts=True)
-
-
-def revoke(component: Component, action: str, *, user=None, group=None) -> None:
-    """Take the component policy ``action`` on ``component`` from ``user`` or ``group``."""
-    permission = _permission(Component, action)
-    if user is not None:
-        ComponentUserPermission.objects.filter(content_object=component.base, user=user, permission=permission).delete()
-    if group is not None:
-        ComponentGroupPermission.objects.filter(content_object=component.base, group=group,
-                                                permission=permission).delete()
+        _hold(ComponentGroupPermission, {"group": group}, component.base, permissions)
 
 
 def grant_global(tenant: Tenant, *actions: str, user=None, group=None) -> None:
@@ -189,13 +178,9 @@ def grant_global(tenant: Tenant, *actions: str, user=None, group=None) -> None:
     already stay as they are)."""
     permissions = _permissions(Tenant, "global", actions, GLOBAL_ACTIONS)
     if user is not None:
-        TenantUserPermission.objects.bulk_create(
-            [TenantUserPermission(content_object=tenant, user=user, permission=p) for p in permissions],
-            ignore_conflicts=True)
+        _hold(TenantUserPermission, {"user": user}, tenant, permissions)
     if group is not None:
-        TenantGroupPermission.objects.bulk_create(
-            [TenantGroupPermission(content_object=tenant, group=group, permission=p) for p in permissions],
-            ignore_conflicts=True)
+        _hold(TenantGroupPermission, {"group": group}, tenant, permissions)
 
 
 #: The lists of a flow document's group that hold components other than groups.
