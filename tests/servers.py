@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import socket
 import subprocess
@@ -21,6 +22,10 @@ def stop_process(process: subprocess.Popen | None, timeout: float = 10) -> None:
 
 
 _handed_out: set[int] = set()
+# Under pytest-xdist each worker process takes its own residue class of ports, so two workers
+# never hand out the same one (each only remembers its own).
+_WORKER = int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
 
 
 def _first_ephemeral_port() -> int:
@@ -38,9 +43,9 @@ def free_port() -> int:
     connection could take it before the test's server binds it (EADDRINUSE). Ports below that
     range are only ever taken by a bind, and this process never hands out the same one twice.
     """
-    limit = max(_first_ephemeral_port(), 10001)
+    limit = max(_first_ephemeral_port(), 10000 + _WORKERS)
     for _ in range(1000):
-        port = random.randrange(10000, limit)
+        port = random.randrange(10000 + _WORKER, limit, _WORKERS)
         if port in _handed_out:
             continue
         with socket.socket() as probe:

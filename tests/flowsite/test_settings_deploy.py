@@ -74,7 +74,8 @@ def test_configuration_document_covers_every_variable():
 
 
 @pytest.mark.parametrize("variable", ["FLOWSITE_SENSITIVE_KEY", "FLOWSITE_CLUSTER_KEY"])
-@pytest.mark.parametrize("weak", ["short", "a" * 64, "0" * 43, secrets.token_urlsafe(20), "development-only-key"])
+@pytest.mark.parametrize("weak", ["short", "a" * 64, "0" * 43, secrets.token_urlsafe(20), "development-only-key"],
+                         ids=["short", "one-letter", "zeros", "20-random-bytes", "development"])
 def test_production_refuses_a_key_shorter_than_32_random_bytes(variable, weak):
     result = run_django(["manage.py", "check"], production_environment(**{variable: weak}))
     assert result.returncode != 0
@@ -83,7 +84,8 @@ def test_production_refuses_a_key_shorter_than_32_random_bytes(variable, weak):
 
 
 @pytest.mark.parametrize("strong", [secrets.token_urlsafe(32), secrets.token_hex(32),
-                                    base64.b64encode(secrets.token_bytes(48)).decode()])
+                                    base64.b64encode(secrets.token_bytes(48)).decode()],
+                         ids=["urlsafe", "hex", "base64-48-bytes"])
 def test_production_accepts_32_random_bytes_as_hex_or_base64(strong):
     result = run_django(["manage.py", "check"], production_environment(FLOWSITE_SENSITIVE_KEY=strong))
     assert result.returncode == 0, result.stderr
