@@ -20,6 +20,7 @@ import io
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import BinaryIO
 
 import numpy as np
@@ -39,6 +40,12 @@ __all__ = ["BLOCK_SIZE", "CsvDialect", "CsvReader", "CsvWriter", "DIALECTS", "IN
 BLOCK_SIZE = 512 << 10
 #: Records schema inference looks at (the first ones of the content).
 INFERENCE_RECORDS = BATCH_RECORDS
+
+
+def _invalid_row(rows: list, row) -> str:
+    """pyarrow's invalid-row handler: keep the row in ``rows``, fail the parse."""
+    rows.append(row)
+    return "error"
 
 
 @dataclass(frozen=True)
@@ -125,7 +132,6 @@ class CsvReader(RecordReader):
         self._formats = formats
         self._encoding = encoding
         self._encoding_name = encoding.upper() if encoding.lower().replace("-", "") == "utf8" else encoding
-        self._invalid: list = []
         self._records = 0
         self._escaped_null = bool(dialect.null_string and dialect.escape and dialect.null_string[0] == dialect.escape)
         header = header or schema is None
@@ -165,14 +171,17 @@ class CsvReader(RecordReader):
             source = _LineFilter(source, pattern, _NULL_SENTINEL.encode(self._encoding))
         return source, cursor
 
-    def _options(self, names: list[str] | None, skip: int):
+    def _options(self, names: list[str] | None, skip: int, invalid: list):
+        """pyarrow's options for this content; the rows it finds invalid are appended to ``invalid``,
+        a list of this parse's own: a reader closed early (the header's) may still parse ahead, and
+        with its cursor released it cuts the content short and finds rows invalid that are not."""
         dialect = self._dialect
         read = pacsv.ReadOptions(block_size=BLOCK_SIZE, column_names=names, skip_rows=skip,
                                  encoding=self._encoding)
         parse = pacsv.ParseOptions(delimiter=dialect.delimiter, quote_char=dialect.quote or False,
                                    escape_char=dialect.escape or False, double_quote=dialect.quote is not None,
                                    newlines_in_values=dialect.quote is not None or dialect.escape is not None,
-                                   ignore_empty_lines=True, invalid_row_handler=self._invalid_row)
+                                   ignore_empty_lines=True, invalid_row_handler=partial(_invalid_row, invalid))
         null_values = [] if dialect.null_string is None else [_NULL_SENTINEL if self._escaped_null else
                                                               dialect.null_string]
         convert = pacsv.ConvertOptions(column_types={name: pa.string() for name in names or ()},
@@ -180,13 +189,10 @@ class CsvReader(RecordReader):
                                        quoted_strings_can_be_null=False)
         return read, parse, convert
 
-    def _invalid_row(self, row) -> str:
-        self._invalid.append(row)
-        return "error"
-
     def _first_row(self) -> list[str]:
         """The values of the first line (the header's names, or tells how many columns there are)."""
-        read, parse, _ = self._options(None, 0)
+        invalid: list = []
+        read, parse, _ = self._options(None, 0, invalid)
         read.autogenerate_column_names = True
         read.use_threads = False
         read.block_size = 64 << 10  # small: pyarrow reads dozens of blocks ahead
@@ -205,7 +211,7 @@ class CsvReader(RecordReader):
                 if "straddling" in str(error) and read.block_size < BLOCK_SIZE:
                     read.block_size = BLOCK_SIZE  # a first line longer than the small block
                     continue
-                raise self._error(error) from None
+                raise self._error(error, invalid) from None
             finally:
                 if reader is not None:
                     reader.close()
@@ -215,7 +221,7 @@ class CsvReader(RecordReader):
 
     def _open(self, names: list[str] | None, skip: int):
         self._layout = (names, skip)
-        read, parse, convert = self._options(names, skip)
+        read, parse, convert = self._options(names, skip, [])  # its invalid rows are found again by _located
         if names == []:  # empty content
             return iter(())
         try:
@@ -230,20 +236,20 @@ class CsvReader(RecordReader):
     def _located(self, error: Exception) -> MalformedRecordError:
         """``error`` with its line. Parsing in several threads numbers no rows, so the content is
         parsed again in one thread up to the error (the error path only)."""
-        self._invalid.clear()
-        read, parse, convert = self._options(*self._layout)
+        invalid: list = []
+        read, parse, convert = self._options(*self._layout, invalid)
         read.use_threads = False
         try:
             for _ in pacsv.open_csv(self._source()[0], read_options=read, parse_options=parse,
                                     convert_options=convert):
                 pass
         except (pa.ArrowInvalid, UnicodeDecodeError) as again:
-            return self._error(again)
-        return self._error(error)
+            return self._error(again, invalid)
+        return self._error(error, invalid)
 
-    def _error(self, error: Exception) -> MalformedRecordError:
-        if self._invalid:
-            row = self._invalid[-1]
+    def _error(self, error: Exception, invalid: list) -> MalformedRecordError:
+        if invalid:
+            row = invalid[-1]
             where = f"line {row.number}" if row.number is not None else f"after record {self._records}"
             return MalformedRecordError(f"{where}: expected {row.expected_columns} fields, found "
                                         f"{row.actual_columns}: {row.text!r}")
