@@ -32,13 +32,14 @@ from engine.provenance.frames import Frame
 
 __all__ = [
     "BLOCK_EVENTS", "SEGMENT_VERSION", "MAGIC", "BlockError", "Block", "Unreadable", "write", "read_block",
-    "frame_chain", "frame_checks_out", "is_framed", "walk",
+    "frame_chain", "frame_checks_out", "is_framed", "remove_partial", "walk",
 ]
 
 BLOCK_EVENTS = 256
 SEGMENT_VERSION = 2
 MAGIC = b"FSPSEG2\n"
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_PARTIAL = ".partial"
 _MSGPACK_PAIR = b"\x92"  # the [ids, events] array of an uncompressed block
 _local = threading.local()
 
@@ -65,7 +66,8 @@ class Unreadable(NamedTuple):
 
 
 def write(path: Path, ids: Sequence[int], blobs: Sequence[bytes], compression: str) -> list[tuple[int, int, int]]:
-    """Write a format-2 segment of ``ids``/``blobs`` and sync it; returns ``(first id, offset, length)`` per block."""
+    """Write a format-2 segment of ``ids``/``blobs``, whole or not at all, and sync it; returns
+    ``(first id, offset, length)`` per block."""
     starts = range(0, len(ids), BLOCK_EVENTS)
     chunks = [
         msgpack.packb([ids[start : start + BLOCK_EVENTS], blobs[start : start + BLOCK_EVENTS]], use_bin_type=True)
@@ -84,13 +86,22 @@ def write(path: Path, ids: Sequence[int], blobs: Sequence[bytes], compression: s
         rows.append((ids[start], offset, len(data)))
         parts.append(frames.encode(ids[start], count, data))
         offset += frames.OVERHEAD + len(data)
-    fd = fileops.open_fd(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
-    try:
-        fileops.write_all(fd, b"".join(parts), path)
-        fileops.sync(fd, path)
-    finally:
-        fileops.close(fd)
+    # Under a temporary name until whole and synced: a rollover killed half-way leaves no
+    # truncated segment to be taken for damage (its journals still hold the events).
+    fileops.write_atomically(path, b"".join(parts), _partial(path))
     return rows
+
+
+def _partial(path: Path) -> Path:
+    return path.with_name(path.name + _PARTIAL)
+
+
+def remove_partial(directory: Path) -> list[str]:
+    """Delete the segments a killed rollover left half-written in ``directory``; returns their names."""
+    names = [entry.name for entry in os.scandir(directory) if entry.name.endswith(_PARTIAL)]
+    for name in names:
+        fileops.unlink(directory / name, missing_ok=True)
+    return names
 
 
 def frame_chain(path: Path) -> dict[int, tuple[int, int]]:

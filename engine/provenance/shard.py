@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import logging
 import os
 import shutil
 import sqlite3
@@ -47,6 +48,8 @@ from engine.provenance.segment import SEGMENT_VERSION, BlockError
 from engine.provenance.shard_index import DECODE_ERRORS, ShardIndexCheck, segment_names
 
 __all__ = ["Shard", "remove_directory"]
+
+log = logging.getLogger(__name__)
 
 _BLOCK_CACHE = 64
 _INDEX_CHUNK = 65536
@@ -125,6 +128,10 @@ class Shard(ShardIndexCheck):
         """Open an existing shard, checking and if need be rebuilding its index; None when it
         holds no segment (the caller deletes it). ``below`` is the first id of the next shard:
         the ids this one may hold stop there."""
+        partial = segment.remove_partial(path)
+        if partial:
+            log.info("provenance: shard %s: deleted the half-written segment(s) %s of a rollover that was "
+                     "interrupted (its journals are rolled over again)", path.name, ", ".join(partial))
         if not segment_names(path):
             return None
         shard = cls(path, compression=compression, indexed_attributes=indexed_attributes, damage=damage,
@@ -204,7 +211,6 @@ class Shard(ShardIndexCheck):
         """Store and index events: ascending ``ids``, their stored bytes and index fragments."""
         name = f"{ids[0]}.seg"
         rows = segment.write(self.path / name, ids, blobs, self.compression)
-        fileops.sync_directory(self.path)
         first = self.count == 0
         if not first:
             min_time, max_time = min(min_time, self.min_time), max(max_time, self.max_time)

@@ -1,10 +1,15 @@
 """Opening shards left in every state: older segment formats, segments no index references,
-directories without segments, and an index that fails while the repository runs."""
+directories without segments, a segment a killed rollover left half-written, and an index that
+fails while the repository runs."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +17,7 @@ import pytest
 from engine.damage import DamageLog
 from engine.provenance import ProvenanceConfig, ProvenanceQuery, ProvenanceRepository
 from engine.provenance import frames, segment
+from engine.provenance.check import check_directory
 from engine.provenance.frames import Frame
 from tests.engine.provenance.conftest import T0, make_event
 
@@ -106,6 +112,41 @@ def test_a_segment_holding_ids_of_a_later_shard_is_not_indexed_twice(tmp_path: P
     with ProvenanceRepository(tmp_path, config) as repo:
         assert everything(repo) == first + second
         assert repo.stats().event_count == 20
+
+
+KILLED_MID_SEGMENT = """
+import os, signal, sys
+from pathlib import Path
+from engine import fileops
+from engine.provenance import ProvenanceConfig, ProvenanceRepository
+from tests.engine.provenance.conftest import make_event
+
+config = ProvenanceConfig(journal_count=1, max_storage_time=10 * 365 * 86400.0)
+repo = ProvenanceRepository(Path(sys.argv[1]), config).open()
+repo.register_events([make_event(uuid=f"u{i}") for i in range(300)])
+repo.rollover()
+repo.register_events([make_event(uuid=f"u{i}") for i in range(300, 600)])
+# The next segment's write puts half of its bytes in the file, then the process is killed.
+fileops.set_fault_hook(lambda operation, path, size: size // 2 if operation == "write" and "/shards/" in path
+                       and size > 1 else None)
+fileops.add_full_listener(lambda path: os.kill(os.getpid(), signal.SIGKILL))
+repo.rollover()
+"""
+
+
+def test_a_rollover_killed_while_writing_its_segment_leaves_no_damage(tmp_path: Path) -> None:
+    root = Path(__file__).parents[3]
+    child = subprocess.run([sys.executable, "-c", KILLED_MID_SEGMENT, str(tmp_path)], cwd=root,
+                           env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    [shard] = (tmp_path / "shards").iterdir()
+    assert [p.name for p in shard.glob("*.partial")] == ["301.seg.partial"]  # the half it wrote
+    assert list(check_directory(tmp_path)) == []  # what `python -m engine.inspect` reports
+    damage = DamageLog()
+    with ProvenanceRepository(tmp_path, CONFIG, damage=damage) as repo:
+        assert [e.flowfile_uuid for e in everything(repo)] == [f"u{i}" for i in range(600)]
+        assert damage.entries() == []
+    assert sorted(p.name for p in shard.iterdir() if p.suffix in (".seg", ".partial")) == ["1.seg", "301.seg"]
 
 
 def test_shard_directories_without_segments_are_removed(tmp_path: Path) -> None:
