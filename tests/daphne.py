@@ -43,9 +43,10 @@ def daphne(env: dict[str, str], port: int | None = None, *, echo: bool = True) -
     """daphne with ``env`` (its whole environment) on ``port`` (a free one by default), stopped
     afterwards; with ``echo``, its output is printed then (pytest shows it when a test fails)."""
     port = port or free_port()
-    server = OutputProcess([sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-                            "flowsite.asgi:application"], cwd=REPO_ROOT, env={"DJANGO_SETTINGS_MODULE":
-                                                                              "flowsite.settings", **env})
+    # faulthandler: a daphne that does not stop is aborted, and prints its threads' stacks then.
+    server = OutputProcess([sys.executable, "-X", "faulthandler", "-m", "daphne", "-b", "127.0.0.1", "-p",
+                            str(port), "flowsite.asgi:application"], cwd=REPO_ROOT,
+                           env={"DJANGO_SETTINGS_MODULE": "flowsite.settings", **env})
     web = WebProcess(port, server)
     try:
         wait_until(web.listening, what="daphne listening")

@@ -60,7 +60,15 @@ class OutputProcess:
         """SIGTERM (if still running), wait for the exit and return its status."""
         if self.alive:
             self.process.send_signal(signal.SIGTERM)
-        status = self.process.wait(timeout=60)
+        try:
+            status = self.process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            # SIGABRT: a Python child run with faulthandler on prints every thread's stack first.
+            self.process.send_signal(signal.SIGABRT)
+            self.process.wait(timeout=30)
+            self._reader.join(timeout=10)
+            raise AssertionError(f"{' '.join(self.process.args)} did not exit within 60 s of SIGTERM; aborted, "
+                                 f"its output ends:\n{''.join(self.lines[-200:])}") from None
         self._reader.join(timeout=10)
         return status
 
