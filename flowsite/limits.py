@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 
+from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 from django.http import JsonResponse
 
@@ -65,18 +66,37 @@ class RequestBodyLimit:
 
 
 class RequestSizeLimitMiddleware:
-    """Refuses oversized request bodies (by Content-Length) with 413 and a JSON error body."""
+    """Refuses oversized request bodies (by Content-Length) with 413 and a JSON error body; runs
+    in Django's async mode too (see ``flowsite.static_files`` for why that matters)."""
+
+    sync_capable = True
+    async_capable = True
 
     def __init__(self, get_response) -> None:
         self.get_response = get_response
+        self.async_mode = iscoroutinefunction(get_response)
+        if self.async_mode:
+            markcoroutinefunction(self)
 
     def __call__(self, request):
-        length = request.META.get("CONTENT_LENGTH")
-        try:
-            size = int(length) if length else 0
-        except ValueError:
-            return JsonResponse({"status": 400, "code": "bad_request", "problems": [],
-                                 "message": f"Content-Length {length!r} is not a number"}, status=400)
-        if size > settings.MAX_REQUEST_BYTES:
-            return JsonResponse(_too_large(size), status=413)
-        return self.get_response(request)
+        if self.async_mode:
+            return self._acall(request)
+        refusal = _refusal(request)
+        return refusal if refusal is not None else self.get_response(request)
+
+    async def _acall(self, request):
+        refusal = _refusal(request)
+        return refusal if refusal is not None else await self.get_response(request)
+
+
+def _refusal(request) -> JsonResponse | None:
+    """The answer to a request whose announced body is malformed or too large, else None."""
+    length = request.META.get("CONTENT_LENGTH")
+    try:
+        size = int(length) if length else 0
+    except ValueError:
+        return JsonResponse({"status": 400, "code": "bad_request", "problems": [],
+                             "message": f"Content-Length {length!r} is not a number"}, status=400)
+    if size > settings.MAX_REQUEST_BYTES:
+        return JsonResponse(_too_large(size), status=413)
+    return None

@@ -207,7 +207,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
     "flowsite.limits.RequestSizeLimitMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "flowsite.static_files.StaticFilesMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
