@@ -7,11 +7,12 @@ Layout of ``shards/<first_event_time>-<first_event_id>/``:
 - ``index.db`` — the SQLite index (see ``index``); its ``meta`` records the bounds, the
   counts and the layout versions (``index``, ``segment``).
 
-Durability of an append: the segment is written and fsynced (and the directory), then one
-SQLite transaction adds the blocks and the index rows and commits with ``synchronous=FULL``
-in WAL mode, so after ``append`` returns the events survive a power loss and the journals
-that held them may be deleted. Shards are deleted whole, never edited, so deletion needs no
-index update.
+Durability of an append: the segment is written as ``<first_id>.seg.partial``, fsynced, renamed
+into place and the directory fsynced (a killed rollover leaves no truncated segment; opening
+deletes a ``.partial`` file, whose events the journals still hold), then one SQLite transaction
+adds the blocks and the index rows and commits with ``synchronous=FULL`` in WAL mode, so after
+``append`` returns the events survive a power loss and the journals that held them may be
+deleted. Shards are deleted whole, never edited, so deletion needs no index update.
 
 Opening checks the index quickly: it must open, its meta and blocks must read, its bounds must
 agree with its rows, and each block of a format-2 segment must be where its row says. The rest
