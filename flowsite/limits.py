@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 
-from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.conf import settings
 from django.http import JsonResponse
+
+from flowsite.both_modes import BothModesMiddleware
 
 
 def _too_large(size: int | None) -> dict:
@@ -65,26 +66,18 @@ class RequestBodyLimit:
         await send({"type": "http.response.body", "body": body})
 
 
-class RequestSizeLimitMiddleware:
-    """Refuses oversized request bodies (by Content-Length) with 413 and a JSON error body; runs
-    in Django's async mode too (see ``flowsite.static_files`` for why that matters)."""
-
-    sync_capable = True
-    async_capable = True
+class RequestSizeLimitMiddleware(BothModesMiddleware):
+    """Refuses oversized request bodies (by Content-Length) with 413 and a JSON error body."""
 
     def __init__(self, get_response) -> None:
         self.get_response = get_response
-        self.async_mode = iscoroutinefunction(get_response)
-        if self.async_mode:
-            markcoroutinefunction(self)
+        self.choose_mode(get_response)
 
-    def __call__(self, request):
-        if self.async_mode:
-            return self._acall(request)
+    def handle(self, request):
         refusal = _refusal(request)
         return refusal if refusal is not None else self.get_response(request)
 
-    async def _acall(self, request):
+    async def ahandle(self, request):
         refusal = _refusal(request)
         return refusal if refusal is not None else await self.get_response(request)
 
