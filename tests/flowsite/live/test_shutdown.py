@@ -11,6 +11,7 @@ import signal
 import subprocess
 import threading
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -45,8 +46,8 @@ def test_sigterm_stops_daphne_promptly_with_requests_and_sockets_in_flight(redis
     rng = random.Random(7)
     paths = [f"/api/v1/process-groups/{tenant_a.root.pk}", "/static/portal/canvas.js", "/login/"]
     for round_ in range(4):
-        with web_process(redis_url) as web:
-            sockets = [web.socket(tenant_a.root.pk, user=admin_a) for _ in range(2)]
+        with web_process(redis_url) as web, ExitStack() as open_sockets:
+            sockets = [open_sockets.enter_context(web.socket(tenant_a.root.pk, user=admin_a)) for _ in range(2)]
             for socket in sockets:
                 assert receive(socket)["type"] == "hello"
             stop = threading.Event()
@@ -63,8 +64,6 @@ def test_sigterm_stops_daphne_promptly_with_requests_and_sockets_in_flight(redis
                             "when the fixture aborts it)")
             finally:
                 stop.set()
-                for socket in sockets:
-                    socket.close()
                 for client in clients:
                     client.join(timeout=15)
 
