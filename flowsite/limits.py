@@ -12,8 +12,7 @@ import json
 
 from django.conf import settings
 from django.http import JsonResponse
-
-from flowsite.both_modes import BothModesMiddleware
+from django.utils.deprecation import MiddlewareMixin
 
 
 def _too_large(size: int | None) -> dict:
@@ -66,30 +65,17 @@ class RequestBodyLimit:
         await send({"type": "http.response.body", "body": body})
 
 
-class RequestSizeLimitMiddleware(BothModesMiddleware):
-    """Refuses oversized request bodies (by Content-Length) with 413 and a JSON error body."""
+class RequestSizeLimitMiddleware(MiddlewareMixin):
+    """Refuses oversized request bodies (by Content-Length) with 413 and a JSON error body (a
+    ``MiddlewareMixin``, so it runs in Django's async mode too: see ``flowsite.static_files``)."""
 
-    def __init__(self, get_response) -> None:
-        self.get_response = get_response
-        self.choose_mode(get_response)
-
-    def handle(self, request):
-        refusal = _refusal(request)
-        return refusal if refusal is not None else self.get_response(request)
-
-    async def ahandle(self, request):
-        refusal = _refusal(request)
-        return refusal if refusal is not None else await self.get_response(request)
-
-
-def _refusal(request) -> JsonResponse | None:
-    """The answer to a request whose announced body is malformed or too large, else None."""
-    length = request.META.get("CONTENT_LENGTH")
-    try:
-        size = int(length) if length else 0
-    except ValueError:
-        return JsonResponse({"status": 400, "code": "bad_request", "problems": [],
-                             "message": f"Content-Length {length!r} is not a number"}, status=400)
-    if size > settings.MAX_REQUEST_BYTES:
-        return JsonResponse(_too_large(size), status=413)
-    return None
+    def process_request(self, request):
+        length = request.META.get("CONTENT_LENGTH")
+        try:
+            size = int(length) if length else 0
+        except ValueError:
+            return JsonResponse({"status": 400, "code": "bad_request", "problems": [],
+                                 "message": f"Content-Length {length!r} is not a number"}, status=400)
+        if size > settings.MAX_REQUEST_BYTES:
+            return JsonResponse(_too_large(size), status=413)
+        return None

@@ -1,29 +1,30 @@
-"""WhiteNoise's static files, served in Django's async mode too (see ``flowsite.both_modes`` for
-why every middleware must be able to run async)."""
+"""WhiteNoise's static files, served by a middleware that also runs in Django's async mode.
+
+Under daphne Django runs its middleware in async mode, and a middleware that can only run
+synchronously (WhiteNoise's own) splits the chain: the outer part runs in a thread that hands
+the rest back to the event loop and waits for it. When daphne stops, it cancels the request and
+stops its loop; a request caught between the two left its thread waiting for a loop that would
+never run again, and the process never exited. Every middleware of ``MIDDLEWARE`` is therefore a
+``MiddlewareMixin`` (or async-capable otherwise): in async mode it only ever goes from the loop to
+a thread, never back.
+"""
 
 from __future__ import annotations
 
-from asgiref.sync import sync_to_async
+from django.utils.deprecation import MiddlewareMixin
 from whitenoise.middleware import WhiteNoiseMiddleware
-
-from flowsite.both_modes import BothModesMiddleware
 
 __all__ = ["StaticFilesMiddleware"]
 
 
-class StaticFilesMiddleware(BothModesMiddleware, WhiteNoiseMiddleware):
-    """``WhiteNoiseMiddleware`` that runs sync or async, as the rest of the chain does."""
+class StaticFilesMiddleware(MiddlewareMixin):
+    """Answers requests for static files with WhiteNoise; passes every other request on."""
 
-    def __init__(self, get_response=None, **kwargs) -> None:
-        WhiteNoiseMiddleware.__init__(self, get_response, **kwargs)
-        self.choose_mode(get_response)
+    def __init__(self, get_response) -> None:
+        super().__init__(get_response)
+        self.whitenoise = WhiteNoiseMiddleware(get_response)
 
-    def handle(self, request):
-        return WhiteNoiseMiddleware.__call__(self, request)
-
-    async def ahandle(self, request):
-        static_file = self.find_file(request.path_info) if self.autorefresh else self.files.get(request.path_info)
-        if static_file is None:
-            return await self.get_response(request)
-        # Opening and stat-ing the file block: off the loop.
-        return await sync_to_async(self.serve, thread_sensitive=False)(static_file, request)
+    def process_request(self, request):
+        files = self.whitenoise
+        static_file = files.find_file(request.path_info) if files.autorefresh else files.files.get(request.path_info)
+        return files.serve(static_file, request) if static_file is not None else None
