@@ -10,14 +10,24 @@ from pathlib import Path
 import psutil
 
 
-def describe_machine(directory: Path) -> str:
-    """CPU count, memory, Python, load and the file system that holds ``directory``."""
-    disk = shutil.disk_usage(directory)
-    partition = max(
+def _partition(directory: Path):
+    return max(
         (p for p in psutil.disk_partitions(all=True) if str(directory.resolve()).startswith(p.mountpoint)),
         key=lambda p: len(p.mountpoint),
         default=None,
     )
+
+
+def file_system_type(directory: Path) -> str:
+    """The type of the file system that holds ``directory`` (``ext4``, ``tmpfs``, ...), or ""."""
+    partition = _partition(directory)
+    return partition.fstype if partition else ""
+
+
+def describe_machine(directory: Path) -> str:
+    """CPU count, memory, Python, load and the file system that holds ``directory``."""
+    disk = shutil.disk_usage(directory)
+    partition = _partition(directory)
     fs = f"{partition.fstype} on {partition.device}" if partition else "unknown file system"
     load = ", ".join(f"{value:.2f}" for value in os.getloadavg())
     return (
