@@ -33,7 +33,6 @@ from typing import Callable, ContextManager, Iterator
 
 from bench.flow_throughput import bench_files, bench_flow
 from bench.machine import describe_machine
-from engine.provenance import codec
 from engine.session.events import SessionEvents
 from engine.storage import NodeStorage
 
@@ -42,14 +41,14 @@ TMPFS_TARGET = 15_000
 
 
 @contextlib.contextmanager
-def _commits(handle_events: Callable[[list], None]) -> Iterator[None]:
-    """Commits write their FlowFile records and hand their events to ``handle_events`` instead
-    of storing them."""
+def _commits(handle_events: Callable[[NodeStorage, list], object]) -> Iterator[None]:
+    """Commits write their FlowFile records and hand their storage and events to
+    ``handle_events`` instead of storing the events."""
     commit = NodeStorage.commit
 
     def without_events(self, records, events, *, force_sync=False):
         if events:
-            handle_events(events)
+            handle_events(self, events)
         return commit(self, records, [], force_sync=force_sync)
 
     NodeStorage.commit = without_events
@@ -60,17 +59,13 @@ def _commits(handle_events: Callable[[list], None]) -> Iterator[None]:
 
 
 def events_encoded_not_stored() -> ContextManager[None]:
-    """Events are packed and their index fragments made, then dropped."""
-    def encode(events: list) -> None:
-        codec.encode_events(events)
-        codec.index_fragments(events, ())
-
-    return _commits(encode)
+    """Events are encoded as a commit encodes them (packed, with their index fragments), then dropped."""
+    return _commits(lambda storage, events: storage.provenance.encode(events))
 
 
 def events_built_not_stored() -> ContextManager[None]:
     """Events are built and dropped."""
-    return _commits(lambda events: None)
+    return _commits(lambda storage, events: None)
 
 
 @contextlib.contextmanager
