@@ -71,7 +71,10 @@ export class LineageGraph {
 
   layout() {
     this.moved();
-    const byTime = (a, b) => (a.data("millis") ?? 0) - (b.data("millis") ?? 0) || (a.id() < b.id() ? -1 : 1);
+    // Cytoscape sorts each depth before it drops the holes (null) that moving a node further down
+    // (``maximal``) leaves there, so the sort meets them: they go last.
+    const byTime = (a, b) => (a === null || b === null) ? (a === null) - (b === null)
+      : (a.data("millis") ?? 0) - (b.data("millis") ?? 0) || (a.id() < b.id() ? -1 : 1);
     this.cy.layout({name: "breadthfirst", directed: true, maximal: true, roots: this.cy.nodes().roots(),
                     depthSort: byTime, spacingFactor: 0.75, avoidOverlap: true, animate: false}).run();
     this.fit();

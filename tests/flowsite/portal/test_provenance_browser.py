@@ -99,6 +99,25 @@ def test_search_an_event_its_content_lineage_and_replay(live_server, transaction
         wait_until(lambda: kept_requests(admin_a) == 0, 10, "each page left forgot its requests")
 
 
+def test_a_lineage_whose_layout_moves_an_event_down_is_drawn(live_server, transactional_db, inspected, admin_a):
+    """An event reached from the root both directly and through another event is moved a depth
+    down by the layout (edges point down, in time order): the graph is drawn, not failed."""
+    with chromium_page() as page:
+        page.goto(f"{live_server.url}/login/")
+        log_in(page, "alice", "Acme")
+        page.goto(f"{live_server.url}/provenance/flowfiles/no-such-flowfile/lineage/")
+        expect(page.locator("#lineage-app")).to_have_attribute("data-loaded", "true")
+        rows = page.evaluate("""() => {
+            const graph = window.flowsiteLineage, event = (id, millis) => ({id, type: "EVENT", eventType: "ROUTE", millis});
+            const added = graph.merge({nodes: [event("r", 1), event("a", 2), event("b", 3), event("c", 4)],
+                                       links: [{sourceId: "r", targetId: "a"}, {sourceId: "r", targetId: "b"},
+                                               {sourceId: "r", targetId: "c"}, {sourceId: "a", targetId: "b"}]});
+            return [added, ...["r", "a", "b"].map((id) => graph.node(id).position("y"))];
+        }""")
+    added, root, first, moved = rows
+    assert added == 4 and root < first < moved, rows
+
+
 def test_list_a_queue_open_a_flowfile_s_content_and_empty_it(live_server, transactional_db, inspected, admin_a):
     c4 = inspected.a["c4"]
     with chromium_page() as page:
