@@ -138,6 +138,28 @@ class _Exporter:
     contexts: set[str] = field(default_factory=set)
     assigned: dict[uuid.UUID, str] = field(default_factory=dict)
     used: set[str] = field(default_factory=set)
+    inside: dict[type, dict[uuid.UUID, list]] = field(default_factory=dict)
+
+    def load(self, group: ProcessGroup) -> None:
+        """Read every component below ``group`` once per kind, by parent group: an export costs
+        the same few queries whether the tree holds one group or a thousand."""
+        groups = subtree_ids(group.pk)
+        # Endpoints and their groups come in queries of their own: one query joining them all is
+        # planned from statistics that can be far off (a test's transaction, a bulk import) and
+        # then crosses every component with every other, seconds per export.
+        for model, rows in (
+                (Processor, Processor.objects.all()), (ControllerService, ControllerService.objects.all()),
+                (Label, Label.objects.all()), (Funnel, Funnel.objects.all()), (Port, Port.objects.all()),
+                (Connection, Connection.objects.prefetch_related("source__parent", "destination__parent")),
+                (ProcessGroup, ProcessGroup.objects.select_related("parameter_context"))):
+            by_parent: dict[uuid.UUID, list] = {}
+            for row in rows.filter(parent__in=groups).order_by(*_ORDER):
+                by_parent.setdefault(row.parent_id, []).append(row)
+            self.inside[model] = by_parent
+
+    def children(self, model: type, group: ProcessGroup) -> list:
+        """The components of ``model`` directly inside ``group``, in the export's order."""
+        return self.inside[model].get(group.pk, [])
 
     def ident(self, component: Component) -> str:
         """The component's identifier in this export. A versioned id met a second time (one
@@ -190,29 +212,20 @@ class _Exporter:
             defaultFlowFileExpiration=group.default_flowfile_expiration,
         )
         by_ident = lambda item: item["identifier"]  # noqa: E731
-        document["processors"] = sorted((self.processor(p, ident) for p in
-                                         Processor.objects.filter(parent=group).order_by(*_ORDER)), key=by_ident)
-        document["controllerServices"] = sorted((self.service(s, ident) for s in
-                                                 ControllerService.objects.filter(parent=group).order_by(*_ORDER)), key=by_ident)
-        document["labels"] = sorted((self.label(label, ident) for label in
-                                     Label.objects.filter(parent=group).order_by(*_ORDER)), key=by_ident)
-        document["funnels"] = sorted((self.common(f, Kind.FUNNEL, ident) for f in Funnel.objects.filter(parent=group).order_by(*_ORDER)),
+        children = self.children
+        document["processors"] = sorted((self.processor(p, ident) for p in children(Processor, group)), key=by_ident)
+        document["controllerServices"] = sorted((self.service(s, ident) for s in children(ControllerService, group)),
+                                                key=by_ident)
+        document["labels"] = sorted((self.label(label, ident) for label in children(Label, group)), key=by_ident)
+        document["funnels"] = sorted((self.common(f, Kind.FUNNEL, ident) for f in children(Funnel, group)),
                                      key=by_ident)
-        ports = Port.objects.filter(parent=group).order_by(*_ORDER)
+        ports = children(Port, group)
         document["inputPorts"] = sorted((self.port(p, ident) for p in ports if p.kind == Kind.INPUT_PORT), key=by_ident)
         document["outputPorts"] = sorted((self.port(p, ident) for p in ports if p.kind == Kind.OUTPUT_PORT),
                                          key=by_ident)
-        # Endpoints and their groups come in queries of their own: one query joining them all is
-        # planned from statistics that can be far off (a test's transaction, a bulk import) and then
-        # crosses every component with every other, seconds per export.
-        document["connections"] = sorted(
-            (self.connection(c, ident) for c in
-             Connection.objects.filter(parent=group).order_by(*_ORDER).prefetch_related(
-                 "source__parent", "destination__parent")),
-            key=by_ident)
-        document["processGroups"] = sorted((self.group(child, ident) for child in
-                                            ProcessGroup.objects.filter(parent=group).order_by(*_ORDER)
-                                            .select_related("parameter_context")),
+        document["connections"] = sorted((self.connection(c, ident) for c in children(Connection, group)),
+                                         key=by_ident)
+        document["processGroups"] = sorted((self.group(child, ident) for child in children(ProcessGroup, group)),
                                            key=by_ident)
         return document
 
@@ -306,6 +319,7 @@ class _Exporter:
 def export_group(group: ProcessGroup, identity: Identity = Identity.VERSIONED) -> dict[str, Any]:
     """``group`` and everything in it as a flow definition (see the module docstring)."""
     exporter = _Exporter(identity)
+    exporter.load(group)
     contents = exporter.group(group, None)
     document = {key: value for key, value in group.document_extra.items() if key not in _DOCUMENT_KEYS}
     document.update(flowEncodingVersion=ENCODING_VERSION, flowContents=contents,

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from django.db.models import Count
+from django.db.models import Count, Max
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from flowsite.api.serializers.common import ComponentSerializer, data_size_field, duration_field
-from flowsite.flows.models import Component, Funnel, Kind, ParameterContext, Port, ProcessGroup
+from flowsite.flows.models import Component, FlowVersion, Funnel, Kind, ParameterContext, Port, ProcessGroup
 
 
 class ContentsSerializer(serializers.Serializer):
@@ -28,8 +28,38 @@ _CONTENT_NAMES = {Kind.PROCESS_GROUP: "processGroups", Kind.PROCESSOR: "processo
                   Kind.CONTROLLER_SERVICE: "controllerServices", Kind.LABEL: "labels"}
 
 
+def _contents(group_ids) -> dict:
+    """How many components of each kind each of ``group_ids`` holds directly, in one query."""
+    counts = {pk: dict.fromkeys(_CONTENT_NAMES.values(), 0) for pk in group_ids}
+    rows = Component.objects.filter(parent__in=group_ids).values("parent_id", "kind").annotate(n=Count("id"))
+    for row in rows.order_by():
+        counts[row["parent_id"]][_CONTENT_NAMES[row["kind"]]] = row["n"]
+    return counts
+
+
+def _current_versions(group_ids) -> dict:
+    """The latest version number of each of ``group_ids`` that has one, in one query."""
+    rows = FlowVersion.objects.filter(group__in=group_ids).values("group_id").annotate(latest=Max("number"))
+    return {row["group_id"]: row["latest"] for row in rows.order_by()}
+
+
+class ProcessGroupListSerializer(serializers.ListSerializer):
+    """Process groups, their contents and current versions read for all of them at once."""
+
+    def to_representation(self, data):
+        groups = list(data.all() if hasattr(data, "all") else data)
+        ids = [group.pk for group in groups]
+        contents, versions = _contents(ids), _current_versions(ids)
+        for group in groups:  # as annotations would be
+            group.contents_counts, group.current_version = contents[group.pk], versions.get(group.pk)
+        return super().to_representation(groups)
+
+
 class ProcessGroupSerializer(ComponentSerializer):
     """A process group."""
+
+    class Meta:
+        list_serializer_class = ProcessGroupListSerializer
 
     tenantId = serializers.UUIDField(source="tenant_id", read_only=True)
     parameterContext = serializers.CharField(max_length=200, required=False, allow_null=True,
@@ -48,14 +78,14 @@ class ProcessGroupSerializer(ComponentSerializer):
 
     @extend_schema_field(ContentsSerializer)
     def get_contents(self, group) -> dict:
-        counts = {name: 0 for name in _CONTENT_NAMES.values()}
-        for row in Component.objects.filter(parent=group).values("kind").annotate(n=Count("id")):
-            counts[_CONTENT_NAMES[row["kind"]]] = row["n"]
-        return counts
+        if hasattr(group, "contents_counts"):
+            return group.contents_counts
+        return _contents([group.pk])[group.pk]
 
     def get_currentVersion(self, group) -> int | None:
-        latest = group.versions.order_by("-number").values_list("number", flat=True).first()
-        return latest
+        if hasattr(group, "current_version"):
+            return group.current_version
+        return _current_versions([group.pk]).get(group.pk)
 
     def to_representation(self, group):
         data = super().to_representation(group)

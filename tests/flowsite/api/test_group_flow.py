@@ -3,8 +3,11 @@ list endpoints give each kind; only what the caller may view; another tenant's g
 
 from __future__ import annotations
 
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
 from flowsite.flows import access
-from flowsite.flows.models import Label
+from flowsite.flows.models import Connection, Funnel, Label, ProcessGroup, Processor
 from tests.flowsite.api.support import API
 from tests.flowsite.conftest import token_client
 
@@ -39,3 +42,35 @@ def test_another_tenants_group_is_a_404_like_a_missing_one(flow_a, tenant_b):
     outsider = token_client(tenant_b.admin("mallory"))
     assert outsider.get(f"{API}process-groups/{flow_a.root.pk}/flow").status_code == 404
     assert outsider.get(f"{API}process-groups/00000000-0000-0000-0000-000000000000/flow").status_code == 404
+
+
+def _queries(client, url) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        assert client.get(url).status_code == 200
+    return len(queries)
+
+
+def _add_components(flow, tenant, count: int) -> None:
+    """``count`` times: a processor, its connections to a processor and to a port of a child
+    group, a funnel, a label and a process group."""
+    for _ in range(count):
+        source = Processor.objects.create(tenant=tenant, parent=flow.root, name="p", type="GenerateFlowFile")
+        Connection.objects.create(tenant=tenant, parent=flow.root, source=source, destination=flow.log,
+                                  selected_relationships=["success"])
+        Connection.objects.create(tenant=tenant, parent=flow.root, source=source, destination=flow.in_port,
+                                  selected_relationships=["success"])
+        Funnel.objects.create(tenant=tenant, parent=flow.root, name="f")
+        Label.objects.create(tenant=tenant, parent=flow.root, text="l")
+        ProcessGroup.objects.create(tenant=tenant, parent=flow.root, name="g")
+
+
+def test_its_queries_do_not_grow_with_the_components(api_a, flow_a, tenant_a):
+    """Each kind is read in one query with what its answer names (ends, their groups, contents,
+    versions), and so is the flow validated for the processors' problems: a group of a hundred
+    components costs what a group of ten does."""
+    url = f"{API}process-groups/{flow_a.root.pk}/flow"
+    api_a.get(url)  # what the first request of a process reads once
+    _add_components(flow_a, tenant_a.tenant, 1)  # each answer below follows a change: no cached validation
+    few = _queries(api_a, url)
+    _add_components(flow_a, tenant_a.tenant, 20)
+    assert _queries(api_a, url) == few
