@@ -64,7 +64,8 @@ class ConnectionStatus:
     back_pressure_object_threshold: int
     back_pressure_data_size_threshold: int
     full: bool
-    #: FlowFiles of a load-balanced connection waiting for other nodes (in ``queued_count`` too).
+    #: FlowFiles of a load-balanced connection waiting for other nodes (in ``queued_count`` too,
+    #: or in ``unacknowledged_count`` while a batch of them is in flight).
     awaiting_transfer_count: int = 0
     awaiting_transfer_bytes: int = 0
 

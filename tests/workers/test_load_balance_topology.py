@@ -212,7 +212,8 @@ def test_single_node_picks_the_first_node_and_keeps_it_and_data_waits_for_it(clu
         return all(status[c]["awaiting_transfer_count"] == 100 for c in ("c-lb", "c-lb2")) and status
 
     status = wait_until(waiting, 30, "100 FlowFiles awaiting transfer on each single-node connection")
-    assert status["c-lb"]["queued_count"] == 100
+    # Queued, or taken for n1 in a batch still in doubt (a sender may take it as n1 leaves)
+    assert status["c-lb"]["queued_count"] + status["c-lb"]["unacknowledged_count"] == 100
     assert not set(third) & set(digests(dirs["outbox"])), "data went to another node while n1 was away"
     time.sleep(2)  # and it keeps waiting
     assert not set(third) & set(digests(dirs["outbox"]) | digests(dirs["outbox2"]))
