@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from flowsite.flows.models import Component, ParameterContext, Processor
 from tests.flowsite.api.support import API, assert_error
@@ -280,3 +281,18 @@ def test_the_parent_of_two_imports_of_one_definition_exports_an_importable_docum
     collect(exported["flowContents"])
     assert len(identifiers) == len(set(identifiers))
     import_(api_a, tenant_a.root, exported)
+
+
+def test_an_export_makes_as_many_queries_for_five_imports_as_for_one(api_a, tenant_a):
+    """An export reads each kind of component once for the whole tree, not once per group: five
+    copies of a definition with nested groups cost the queries of one."""
+    import_(api_a, tenant_a.root, RICH)
+    export(api_a, tenant_a.root.pk)  # what the first request of a process reads once
+    with CaptureQueriesContext(connection) as one:
+        export(api_a, tenant_a.root.pk)
+    for _ in range(4):
+        import_(api_a, tenant_a.root, RICH)
+    with CaptureQueriesContext(connection) as five:
+        exported = export(api_a, tenant_a.root.pk)
+    assert len(exported["flowContents"]["processGroups"]) == 5
+    assert len(five) == len(one), [query["sql"][:200] for query in five.captured_queries]
