@@ -3,14 +3,13 @@ run and trimmed with the mouse, checked through the REST API."""
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from playwright.sync_api import expect
 
 from tests.flowsite.browser import (canvas_names, canvas_point, canvas_settled, chromium_page, click_node,
                                     drag_on_canvas, drop_from_palette, log_in, start_connection)
 from tests.flowsite.conftest import FILE_CAPABILITIES, TenantWorld
+from tests.processes import wait_until
 
 #: Half the width and height of a processor's node: positions are top left corners, drops centres.
 HALF_PROCESSOR = (130, 52)
@@ -28,17 +27,6 @@ def _listing(page, group, collection: str) -> list[dict]:
     answer = page.request.get(f"{page.url.split('/groups/')[0]}/api/v1/process-groups/{group.pk}/{collection}")
     assert answer.ok, answer.text()
     return answer.json()["results"]
-
-
-def _bent_connections(page, group, wait: float = 10.0) -> list[dict]:
-    """The group's connections that have bends, once there are any (or after ``wait`` seconds):
-    the double click's save may start only after the canvas looked settled."""
-    deadline = time.monotonic() + wait
-    while True:
-        bent = [c for c in _listing(page, group, "connections") if c["bends"]]
-        if bent or time.monotonic() > deadline:
-            return bent
-        page.wait_for_timeout(100)
 
 
 def _put(page, uri: str, body: dict) -> None:
@@ -86,7 +74,9 @@ def test_build_run_and_trim_a_flow_on_the_canvas(live_server, transactional_db):
         x, y = canvas_point(page, "UpdateAttribute")
         page.mouse.dblclick(x, y + 75)  # a quarter of the way down to LogAttribute
         canvas_settled(page)
-        (bent,) = _bent_connections(page, world.root)
+        # the double click's save may start only after the canvas looked settled
+        (bent,) = wait_until(lambda: [c for c in _listing(page, world.root, "connections") if c["bends"]], 10,
+                             "the bend saved")
         assert bent["destination"]["name"] == "LogAttribute"
         assert bent["bends"] == [pytest.approx({"x": 480, "y": 195}, abs=1.5)]
         _put(page, bent["uri"], {"revision": bent["revision"], "bends": [{"x": 600, "y": 230}]})
