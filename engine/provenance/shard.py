@@ -133,16 +133,17 @@ class Shard(ShardIndexCheck):
         if partial:
             log.info("provenance: shard %s: deleted the half-written segment(s) %s of a rollover that was "
                      "interrupted (its journals are rolled over again)", path.name, ", ".join(partial))
-        if not segment_names(path):
+        names = segment_names(path)
+        if not names:
             return None
         shard = cls(path, compression=compression, indexed_attributes=indexed_attributes, damage=damage,
                     quarantine=quarantine)
         problem = shard._check_index()
         if problem is not None:
-            shard._rebuild(problem, below)
+            shard._rebuild(problem, below, names)
             shard.verified = True
         else:
-            shard._index_orphans(below)
+            shard._index_orphans(names, below)
         shard._open_reader()
         return shard
 

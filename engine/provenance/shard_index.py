@@ -129,8 +129,9 @@ class ShardIndexCheck:
                 return False
         return True
 
-    def _rebuild(self, problem: str, below: int | None) -> None:
-        """Index the segments afresh: ``problem`` says why ("" for an index of an older layout)."""
+    def _rebuild(self, problem: str, below: int | None, names: Sequence[str] | None = None) -> None:
+        """Index the segments afresh (``names``, else those in the folder now): ``problem`` says why
+        ("" for an index of an older layout)."""
         self._close_connections()
         db = self.path / index.INDEX
         kept = ""
@@ -148,8 +149,8 @@ class ShardIndexCheck:
         self.segment_version = SEGMENT_VERSION
         self._writer = index.connect(db)
         index.create(self._writer)
-        names = segment_names(self.path)
-        indexed, unreadable, unknown = self._indexsegment_names(names, self.first_id, below)
+        names = segment_names(self.path) if names is None else names
+        indexed, unreadable, unknown = self._index_segments(names, self.first_id, below)
         self._load()
         summary = f"{indexed} event(s) re-indexed from {len(names)} segment(s), {unreadable} unreadable"
         if unknown:
@@ -160,12 +161,12 @@ class ShardIndexCheck:
         else:
             log.info("provenance: rebuilt the index of shard %s in the current layout: %s", self.name, summary)
 
-    def _index_orphans(self, below: int | None) -> None:
+    def _index_orphans(self, names: Sequence[str], below: int | None) -> None:
         referenced = {name for name, _, _ in self._blocks}
-        orphans = [name for name in segment_names(self.path) if name not in referenced]
+        orphans = [name for name in names if name not in referenced]
         if orphans:
             try:
-                indexed, _, _ = self._indexsegment_names(orphans, max(self.first_id, self.max_id + 1), below)
+                indexed, _, _ = self._index_segments(orphans, max(self.first_id, self.max_id + 1), below)
             except (OSError, sqlite3.OperationalError) as error:
                 # Left for the next start; a rollover run again from the journals rewrites them.
                 log.warning("provenance: shard %s: cannot index segment(s) %s now: %s", self.name,
@@ -175,7 +176,7 @@ class ShardIndexCheck:
             log.info("provenance: shard %s: indexed %d event(s) of segment(s) %s that no index row referenced "
                      "(left by an interrupted rollover)", self.name, indexed, ", ".join(orphans))
 
-    def _indexsegment_names(self, names: Sequence[str], low: int, below: int | None) -> tuple[int, int, int]:
+    def _index_segments(self, names: Sequence[str], low: int, below: int | None) -> tuple[int, int, int]:
         """Index every readable block of ``names`` whose ids lie in ``[low, below)`` and follow the
         ids already indexed, in one transaction; returns (events indexed, events unreadable,
         damaged places of unknown size). The caller reloads the shard's state."""
