@@ -132,6 +132,19 @@ def parameter_context_binding(context: ParameterContext, name: str) -> Binding:
 
 # --------------------------------------------------------------------------------------- export
 
+def _service_ids(component: Processor | ControllerService) -> dict[str, uuid.UUID]:
+    """The instance ids held by the properties of ``component`` that name a service, by property
+    (a value that is no id is left out)."""
+    names = service_property_names(component.type, component.kind, component.extra.get("propertyDescriptors"))
+    found = {}
+    for name in names:
+        try:
+            found[name] = uuid.UUID(str(component.properties.get(name)))
+        except ValueError:
+            continue
+    return found
+
+
 @dataclass
 class _Exporter:
     identity: Identity
@@ -139,6 +152,7 @@ class _Exporter:
     assigned: dict[uuid.UUID, str] = field(default_factory=dict)
     used: set[str] = field(default_factory=set)
     inside: dict[type, dict[uuid.UUID, list]] = field(default_factory=dict)
+    services: dict[tuple[uuid.UUID, uuid.UUID], ControllerService] = field(default_factory=dict)
 
     def load(self, group: ProcessGroup) -> None:
         """Read every component below ``group`` once per kind, by parent group: an export costs
@@ -156,6 +170,20 @@ class _Exporter:
             for row in rows.filter(parent__in=groups).order_by(*_ORDER):
                 by_parent.setdefault(row.parent_id, []).append(row)
             self.inside[model] = by_parent
+
+    def load_services(self) -> None:
+        """Read the services the loaded components' service properties may name, in one query,
+        by tenant and instance id: a component names only services of its own tenant. Only a
+        versioned export looks them up (to write their versioned ids)."""
+        if self.identity is not Identity.VERSIONED:
+            return
+        wanted = {(component.tenant_id, pk) for model in (Processor, ControllerService)
+                  for components in self.inside[model].values() for component in components
+                  for pk in _service_ids(component).values()}
+        if wanted:
+            found = ControllerService.objects.filter(pk__in={pk for _, pk in wanted},
+                                                     tenant_id__in={tenant for tenant, _ in wanted})
+            self.services = {(service.tenant_id, service.pk): service for service in found}
 
     def children(self, model: type, group: ProcessGroup) -> list:
         """The components of ``model`` directly inside ``group``, in the export's order."""
@@ -188,9 +216,8 @@ class _Exporter:
         properties = dict(component.properties)
         if self.identity is Identity.VERSIONED:
             # A definition names a service by its versioned identifier, as NiFi does.
-            descriptors = component.extra.get("propertyDescriptors")
-            for name in service_property_names(component.type, component.kind, descriptors):
-                service = _service_of(properties.get(name), component.tenant_id)
+            for name, pk in _service_ids(component).items():
+                service = self.services.get((component.tenant_id, pk))
                 if service is not None:
                     properties[name] = self.ident(service)
         key = current_key()
@@ -320,6 +347,7 @@ def export_group(group: ProcessGroup, identity: Identity = Identity.VERSIONED) -
     """``group`` and everything in it as a flow definition (see the module docstring)."""
     exporter = _Exporter(identity)
     exporter.load(group)
+    exporter.load_services()
     contents = exporter.group(group, None)
     document = {key: value for key, value in group.document_extra.items() if key not in _DOCUMENT_KEYS}
     document.update(flowEncodingVersion=ENCODING_VERSION, flowContents=contents,
@@ -552,15 +580,6 @@ class _Sync:
                 connection.partitioning_attribute = config.partitioning_attribute
                 connection.load_balance_compression = config.load_balance_compression
                 connection.save()
-
-
-def _service_of(value: Any, tenant_id) -> ControllerService | None:
-    """The tenant's controller service whose instance id ``value`` is, if any."""
-    try:
-        pk = uuid.UUID(str(value))
-    except ValueError:
-        return None
-    return ControllerService.objects.filter(pk=pk, tenant_id=tenant_id).first()
 
 
 def delete_subtree(component: Component) -> None:

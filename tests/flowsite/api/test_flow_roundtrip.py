@@ -16,7 +16,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from flowsite.flows.models import Component, ParameterContext, Processor
+from flowsite.flows.models import Component, ControllerService, ParameterContext, Processor
 from tests.flowsite.api.support import API, assert_error
 
 NIFI_DOCUMENT = Path(__file__).with_name("data") / "nifi-ingest.json"
@@ -296,3 +296,43 @@ def test_an_export_makes_as_many_queries_for_five_imports_as_for_one(api_a, tena
         exported = export(api_a, tenant_a.root.pk)
     assert len(exported["flowContents"]["processGroups"]) == 5
     assert len(five) == len(one), [query["sql"][:200] for query in five.captured_queries]
+
+
+def _add_readers(tenant, count: int) -> None:
+    """``count`` times: a CSV reader in the tenant's root group and a processor naming it."""
+    for _ in range(count):
+        reader = ControllerService.objects.create(tenant=tenant.tenant, parent=tenant.root, type="CSVReader")
+        Processor.objects.create(tenant=tenant.tenant, parent=tenant.root, name="convert", type="ConvertRecord",
+                                 properties={"Record Reader": str(reader.pk)})
+
+
+def test_an_export_makes_as_many_queries_for_five_service_references_as_for_one(api_a, tenant_a):
+    """The services the exported components' properties name are read in one query for the whole
+    export, not one per property."""
+    _add_readers(tenant_a, 1)
+    export(api_a, tenant_a.root.pk)  # what the first request of a process reads once
+    with CaptureQueriesContext(connection) as one:
+        export(api_a, tenant_a.root.pk)
+    _add_readers(tenant_a, 4)
+    with CaptureQueriesContext(connection) as five:
+        exported = export(api_a, tenant_a.root.pk)
+    services = {s["identifier"] for s in exported["flowContents"]["controllerServices"]}
+    references = {p["properties"]["Record Reader"] for p in exported["flowContents"]["processors"]}
+    assert len(references) == 5 and references == services
+    assert len(five) == len(one), [query["sql"][:200] for query in five.captured_queries]
+
+
+def test_an_export_names_only_the_tenants_own_services_by_their_versioned_ids(api_a, tenant_a, tenant_b):
+    """A service property holding the id of a service of the tenant is written as that service's
+    versioned id; the id of another tenant's service, like a value that is no id, is written as it is."""
+    ours = ControllerService.objects.create(tenant=tenant_a.tenant, parent=tenant_a.root, type="CSVReader",
+                                            versioned_id="our-reader")
+    theirs = ControllerService.objects.create(tenant=tenant_b.tenant, parent=tenant_b.root, type="CSVReader",
+                                              versioned_id="their-reader")
+    values = {"ours": str(ours.pk), "theirs": str(theirs.pk), "no-id": "not-a-service-id"}
+    for name, value in values.items():
+        Processor.objects.create(tenant=tenant_a.tenant, parent=tenant_a.root, name=name, type="ConvertRecord",
+                                 properties={"Record Reader": value})
+    exported = export(api_a, tenant_a.root.pk)
+    written = {p["name"]: p["properties"]["Record Reader"] for p in exported["flowContents"]["processors"]}
+    assert written == {"ours": "our-reader", "theirs": str(theirs.pk), "no-id": "not-a-service-id"}
