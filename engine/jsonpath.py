@@ -19,7 +19,9 @@ Filters take Jayway's comparisons (a number equals a string holding it, ``1 == '
 the root (``@.price < $.limit``), ``=~ /regex/flags`` (a Java regular expression matching the whole value) and the
 ``in``, ``nin``, ``subsetof``, ``anyof``, ``noneof``, ``size``, ``empty``, ``contains``, ``===`` and ``!==``
 operators (``[?(@.category in ['fiction', 'poetry'])]``, ``[?(@.tags size 2)]``, ``[?(@.isbn === '1')]``; see
-:mod:`engine.jsonpath_filters`).
+:mod:`engine.jsonpath_filters`). Jayway's ``all``, ``exists``, ``type`` and ``matches`` need operands only its Java
+API builds (in a filter string Jayway rejects every item with them, but for ``exists`` on a Boolean value, which it
+compares), so they are refused with an :class:`InvalidPathError` naming the operator.
 
 An invalid path raises :class:`InvalidPathError` from ``compile``.
 """

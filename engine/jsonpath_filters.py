@@ -1,5 +1,6 @@
 """Jayway's filter operators that jsonpath-ng lacks, for engine/jsonpath.py: ``in``, ``nin``, ``subsetof``,
-``anyof``, ``noneof``, ``size``, ``empty``, ``contains`` and the type-aware ``===`` and ``!==``.
+``anyof``, ``noneof``, ``size``, ``empty``, ``contains`` and the type-aware ``===`` and ``!==``; Jayway's ``all``,
+``exists``, ``type`` and ``matches`` are refused with a message saying why (see the end).
 
 jsonpath-ng has none of them, so :func:`rewrite` takes each relation that uses one (``@.tags anyof ['a']``) out
 of the path's filters and leaves in its place a placeholder existence test that jsonpath-ng parses;
@@ -28,6 +29,14 @@ objects equal arrays and objects with the same content (where Jayway fails on th
 
 Operator names are case-insensitive, as Jayway's are. ``!(L op R)`` negates a relation; like Jayway,
 ``!@.a in [...]`` is the same as ``@.a in [...]`` (the ``!`` only negates an existence test).
+
+Jayway's parser also reads ``all``, ``exists``, ``type`` and ``matches``, but their evaluators need what only its
+Java Criteria API builds (a value list, an existence-check path, a Java class, a Java Predicate). In a filter
+string ``all``, ``type`` and ``matches`` throw on every item, which Jayway takes as the item not matching, and
+``exists`` compares the left value with the Boolean on the right, throwing (no match) for any other value, or
+failing the whole read when neither side is a Boolean: NiFi silently finds nothing (with ``exists``, only the
+items whose value is that Boolean). :func:`rewrite` refuses them instead, with a message naming the operator and
+what to write: ``R subsetof L`` for ``L all R``, ``[?(@.a)]`` or ``[?(!@.a)]`` for existence.
 """
 
 from __future__ import annotations
@@ -39,13 +48,27 @@ from typing import Any, Callable
 from jsonpath_ng import DatumInContext, JSONPath, Root
 from jsonpath_ng.ext.filter import And, Expression, Filter, Or
 
-__all__ = ["OPERATORS", "Relation", "compare", "rewrite", "substitute"]
+__all__ = ["OPERATORS", "UNSUPPORTED_OPERATORS", "Relation", "compare", "rewrite", "substitute"]
 
 OPERATORS = ("in", "nin", "subsetof", "anyof", "noneof", "size", "empty", "contains")
 SYMBOL_OPERATORS = ("===", "!==")
+#: Operators Jayway reads in a filter string but cannot evaluate there, with why and what to write instead.
+UNSUPPORTED_OPERATORS = {
+    "all": "Jayway evaluates it only for a value list built in Java and rejects every item of a filter string; "
+           "to keep items whose array L holds every element of R, write R subsetof L (['a','b'] subsetof @.tags)",
+    "exists": "Jayway does not test existence with it in a filter string, but compares the left value with the "
+              "Boolean on the right and rejects every item whose value is not a Boolean; write [?(@.a)] for a "
+              "value that exists, [?(!@.a)] for one that does not, or @.a == true to compare",
+    "type": "it takes a Java class, which only Jayway's Java Criteria API can give, and Jayway rejects every item "
+            "of a filter string that uses it",
+    "matches": "it takes a Java Predicate, which only Jayway's Java Criteria API can give, and Jayway rejects "
+               "every item of a filter string that uses it; write the condition itself (with && and ||), or "
+               "=~ /regex/ for a regular expression",
+}
 
 _MARKER = "__flowsite_jayway_relation_{}__"
-_ANY_OPERATOR = re.compile(r"(?i)(?<![\w@$.\-])(?:" + "|".join(OPERATORS) + r")(?![\w\-])|===|!==")
+_OPERATOR_WORDS = OPERATORS + tuple(UNSUPPORTED_OPERATORS)
+_ANY_OPERATOR = re.compile(r"(?i)(?<![\w@$.\-])(?:" + "|".join(_OPERATOR_WORDS) + r")(?![\w\-])|===|!==")
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")
 _JAVA_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _WORD = re.compile(r"[A-Za-z_]\w*")
@@ -384,7 +407,7 @@ def _tokens(body: str) -> list[list[str]]:
         elif word:
             end = word.end()
             kind = ("literal" if word.group() in _LITERAL_WORDS
-                    else "operator" if word.group().lower() in OPERATORS else "word")
+                    else "operator" if word.group().lower() in _OPERATOR_WORDS else "word")
         else:
             end, kind = i + 1, "punct"
         tokens.append([kind, body[i:end]])
@@ -409,6 +432,13 @@ def _operand(token: list[str] | None, operator: str, compile_path: Callable[[str
     return _Operand(token[1], value=_literal(token[1]))
 
 
+def _refuse_unsupported(operator: str) -> None:
+    """Refuse an operator Jayway reads but cannot evaluate in a filter string (see UNSUPPORTED_OPERATORS)."""
+    if operator in UNSUPPORTED_OPERATORS:
+        raise ValueError(f"the {operator} operator cannot be used in a filter string: "
+                         f"{UNSUPPORTED_OPERATORS[operator]}")
+
+
 def _check_literals(operator: str, left: _Operand, right: _Operand) -> None:
     """Refuse literal sides the operator cannot use, as Jayway fails on them."""
     def literal(operand: _Operand, test: Callable[[Any], bool]) -> bool:
@@ -431,6 +461,7 @@ def _rewrite_filter(body: str, relations: dict[str, Relation], compile_path: Cal
         if at is None:
             break
         operator = tokens[at][1].lower()
+        _refuse_unsupported(operator)
         before, after = _neighbour(tokens, at, -1), _neighbour(tokens, at, 1)
         left = _operand(tokens[before] if before is not None else None, operator, compile_path)
         right = _operand(tokens[after] if after is not None else None, operator, compile_path)

@@ -444,3 +444,73 @@ def test_comparisons_follow_jayway_not_rfc_9535():
     assert read("$.items[?(@.a < true)]") == []
     # The regular-expression operator is unchanged by this.
     assert read("$.items[?(@.a =~ /[a-z]/)]") == [{"a": "b"}]
+
+
+# Jayway's all, exists, type and matches: its filter parser reads them, but in a filter string their evaluators
+# throw on every item (Jayway then drops the item) or, for exists, compare Booleans; they are refused when compiled.
+@pytest.mark.parametrize("path, message", [
+    ("$.store.book[?(@.tags all ['classic'])]", "the all operator cannot be used in a filter string"),
+    ("$.store.book[?(@.tags ALL [])]", "the all operator cannot be used"),
+    ("$.store.book[?(@.tags all $.wanted)]", "the all operator cannot be used"),
+    ("$.store.book[?(@.isbn exists true)]", "the exists operator cannot be used in a filter string"),
+    ("$.store.book[?(@.missing Exists false)]", "the exists operator cannot be used"),
+    ("$.store.book[?(@.isbn exists 1)]", "the exists operator cannot be used"),
+    ("$.store.book[?(@.title type 'java.lang.String')]", "the type operator cannot be used in a filter string"),
+    ("$.store.book[?(@.title type java.lang.String)]", "the type operator cannot be used"),
+    ("$.store.book[?(@.title matches [?(@.price > 1)])]", "the matches operator cannot be used in a filter string"),
+    ("$.store.book[?(@.price < 10 && @.title MATCHES 'x')]", "the matches operator cannot be used"),
+    ("$.store.book[?(!(@.tags all ['war']))]", "the all operator cannot be used"),
+    ("$.store.book[?(@.tags all)]", "the all operator cannot be used"),
+    ("$..book[?(@.author)].tags[?(@ exists true)]", "the exists operator cannot be used"),
+])
+def test_operators_jayway_cannot_evaluate_in_a_filter_string_are_refused(path, message):
+    with pytest.raises(InvalidPathError, match="invalid JSON path") as raised:
+        jsonpath.compile(path)
+    assert message in str(raised.value)
+
+
+def test_the_refusals_say_what_to_write_instead():
+    def refusal(path: str) -> str:
+        with pytest.raises(InvalidPathError) as raised:
+            jsonpath.compile(path)
+        return str(raised.value)
+    assert "write R subsetof L (['a','b'] subsetof @.tags)" in refusal("$.a[?(@.tags all ['a','b'])]")
+    assert "write [?(@.a)] for a value that exists, [?(!@.a)] for one that does not" in \
+        refusal("$.a[?(@.a exists true)]")
+    assert "takes a Java class" in refusal("$.a[?(@.a type 'string')]")
+    assert "takes a Java Predicate" in refusal("$.a[?(@.a matches [?(@.b)])]")
+
+
+def test_the_suggested_replacement_for_all_keeps_arrays_holding_every_element():
+    # L all R (Jayway's Criteria API): L is an array holding every element of R; written R subsetof L.
+    assert titles("$.store.book[?(['classic', 'sea'] subsetof @.tags)].title") == ["Moby Dick"]
+    assert titles("$.store.book[?(['classic'] subsetof @.tags)].title") == ["Sayings of the Century", "Moby Dick"]
+    # Every array holds all of nothing, an empty one included.
+    assert titles("$.store.book[?([] subsetof @.tags)].title") == \
+        ["Sayings of the Century", "Sword of Honour", "Moby Dick", "Leaves of Grass"]
+    assert holds("['a', 'e'] subsetof @.string-arr") and not holds("['a', 'z'] subsetof @.string-arr")
+    assert holds("['1', 4] subsetof @.int-arr")
+    # A missing value, a string and an object hold nothing.
+    assert not holds("[] subsetof @.missing")
+    assert not holds("['s'] subsetof @.string-key")
+    assert not holds("[] subsetof @.obj")
+
+
+def test_the_suggested_replacements_for_exists():
+    assert titles("$.store.book[?(@.isbn)].title") == ["Sayings of the Century", "Moby Dick"]
+    assert titles("$.store.book[?(!@.isbn)].title") == ["Sword of Honour", "Leaves of Grass"]
+    # What Jayway's exists does on a Boolean value: compare it with the Boolean on the right.
+    assert holds("@.boolean-key == true") and not holds("@.boolean-key == false")
+    assert not holds("@.string-key == true") and not holds("@.missing == true")
+
+
+def test_the_refused_operator_words_stay_names_in_paths_and_strings():
+    document = {"items": [{"type": "all", "exists": True, "matches": ["x"], "all": 1},
+                          {"type": "exists", "exists": False, "matches": [], "all": 2}]}
+    read = lambda path: jsonpath.compile(path).read(document)  # noqa: E731
+    assert read("$.items[?(@.type == 'all')].all") == [1]
+    assert read("$.items[?(@.exists)].all") == [1, 2]
+    assert read("$.items[?(@.exists == true)].all") == [1]
+    assert read("$.items[?(@['type'] in ['exists', 'type'])].all") == [2]
+    assert read("$.items[?(@.matches size 1 && @.type != 'matches all')].all") == [1]
+    assert read("$.items[*].type") == ["all", "exists"]
