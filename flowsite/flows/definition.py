@@ -152,6 +152,7 @@ class _Exporter:
     assigned: dict[uuid.UUID, str] = field(default_factory=dict)
     used: set[str] = field(default_factory=set)
     inside: dict[type, dict[uuid.UUID, list]] = field(default_factory=dict)
+    references: dict[uuid.UUID, dict[str, uuid.UUID]] = field(default_factory=dict)
     services: dict[tuple[uuid.UUID, uuid.UUID], ControllerService] = field(default_factory=dict)
 
     def load(self, group: ProcessGroup) -> None:
@@ -172,17 +173,18 @@ class _Exporter:
             self.inside[model] = by_parent
 
     def load_services(self) -> None:
-        """Read the services the loaded components' service properties may name, in one query,
-        by tenant and instance id: a component names only services of its own tenant. Only a
-        versioned export looks them up (to write their versioned ids)."""
+        """Note the instance ids the loaded components' service properties hold and read those
+        services in one query, by tenant and instance id: a component names only services of its
+        own tenant. Only a versioned export looks them up (to write their versioned ids)."""
         if self.identity is not Identity.VERSIONED:
             return
-        wanted = {(component.tenant_id, pk) for model in (Processor, ControllerService)
-                  for components in self.inside[model].values() for component in components
-                  for pk in _service_ids(component).values()}
-        if wanted:
-            found = ControllerService.objects.filter(pk__in={pk for _, pk in wanted},
-                                                     tenant_id__in={tenant for tenant, _ in wanted})
+        components = [component for model in (Processor, ControllerService)
+                      for children in self.inside[model].values() for component in children]
+        self.references = {component.pk: _service_ids(component) for component in components}
+        pks = {pk for ids in self.references.values() for pk in ids.values()}
+        if pks:
+            found = ControllerService.objects.filter(pk__in=pks,
+                                                     tenant_id__in={component.tenant_id for component in components})
             self.services = {(service.tenant_id, service.pk): service for service in found}
 
     def children(self, model: type, group: ProcessGroup) -> list:
@@ -216,7 +218,7 @@ class _Exporter:
         properties = dict(component.properties)
         if self.identity is Identity.VERSIONED:
             # A definition names a service by its versioned identifier, as NiFi does.
-            for name, pk in _service_ids(component).items():
+            for name, pk in self.references[component.pk].items():
                 service = self.services.get((component.tenant_id, pk))
                 if service is not None:
                     properties[name] = self.ident(service)
